@@ -1,0 +1,95 @@
+/*
+ * Copyright (c) 2026 The pnbc developers.
+ * SPDX-License-Identifier: BSD-3-Clause
+ *
+ * Component: identity, MCA parameters, open/close, and the progress hook.
+ */
+
+#include "coll_pnbc.h"
+#include "coll_pnbc_algorithms.h"
+#include "coll_pnbc_request.h"
+
+#include "opal/mca/base/mca_base_var.h"
+#include "opal/runtime/opal_progress.h"
+
+const char *mca_coll_pnbc_component_version_string =
+    "pnbc: persistent nonblocking collectives for Open MPI";
+
+static int pnbc_register(void);
+static int pnbc_open(void);
+static int pnbc_close(void);
+static int pnbc_init_query(bool enable_progress_threads, bool enable_mpi_threads);
+
+mca_coll_pnbc_component_t mca_coll_pnbc_component = {
+    .super = {
+        .collm_version = {
+            MCA_COLL_BASE_VERSION_2_0_0,
+            .mca_component_name = "pnbc",
+            MCA_BASE_MAKE_VERSION(component, 0, 1, 0),
+            .mca_open_component = pnbc_open,
+            .mca_close_component = pnbc_close,
+            .mca_register_component_params = pnbc_register,
+        },
+        .collm_data = {
+            MCA_BASE_METADATA_PARAM_NONE
+        },
+        .collm_init_query = pnbc_init_query,
+        .collm_comm_query = mca_coll_pnbc_comm_query,
+    },
+    /* Above libnbc (10) so an installed pnbc serves the persistent slots
+     * it implements without any flag; below tuned (30) is irrelevant, as
+     * tuned fills no persistent slot. */
+    .priority = 40,
+    .verbose = 0,
+};
+
+static int pnbc_register(void)
+{
+    mca_coll_pnbc_component_t *c = &mca_coll_pnbc_component;
+
+    (void) mca_base_component_var_register(&c->super.collm_version, "priority",
+        "Priority of the pnbc coll component (libnbc's is 10; --mca coll ^pnbc "
+        "disables pnbc)",
+        MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_9,
+        MCA_BASE_VAR_SCOPE_READONLY, &c->priority);
+    (void) mca_base_component_var_register(&c->super.collm_version, "verbose",
+        "Verbosity of pnbc: at 1 or more, one line per *_init naming the collective, "
+        "the algorithm chosen and the communicator size",
+        MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_9,
+        MCA_BASE_VAR_SCOPE_LOCAL, &c->verbose);
+    mca_coll_pnbc_select_register();
+    return OMPI_SUCCESS;
+}
+
+static int pnbc_open(void)
+{
+    mca_coll_pnbc_component_t *c = &mca_coll_pnbc_component;
+    OBJ_CONSTRUCT(&c->lock, opal_mutex_t);
+    c->active_head = NULL;
+    c->progress_registered = false;
+    c->in_progress = false;
+    return OMPI_SUCCESS;
+}
+
+static int pnbc_close(void)
+{
+    mca_coll_pnbc_component_t *c = &mca_coll_pnbc_component;
+    if (c->progress_registered) {
+        opal_progress_unregister(mca_coll_pnbc_progress);
+        c->progress_registered = false;
+    }
+    OBJ_DESTRUCT(&c->lock);
+    return OMPI_SUCCESS;
+}
+
+static int pnbc_init_query(bool enable_progress_threads, bool enable_mpi_threads)
+{
+    (void) enable_progress_threads;
+    (void) enable_mpi_threads;
+    return OMPI_SUCCESS;
+}
+
+int mca_coll_pnbc_progress(void)
+{
+    return mca_coll_pnbc_request_progress_all();
+}

@@ -1,0 +1,108 @@
+/*
+ * Copyright (c) 2026 The pnbc developers.
+ * SPDX-License-Identifier: BSD-3-Clause
+ *
+ * The executor: runs a committed schedule.  It knows nothing about the
+ * collective that built the schedule -- only rounds of typed actions --
+ * so any persistent operation expressed as a schedule can run on it.
+ *
+ * A round begins by running its actions in order (local ones execute,
+ * SEND/RECV are posted through their transport); it ends when every
+ * posted action has completed, and the next round begins at once in the
+ * same call, so a schedule advances as far as it can every time it is
+ * polled (from MPI_Start and from the opal_progress callback).
+ */
+
+#include "coll_pnbc_schedule.h"
+#include "coll_pnbc_transport.h"
+
+static int exec_local(const pnbc_action_t *a)
+{
+    if (PNBC_ACT_REDUCE == a->kind) {
+        ompi_op_reduce(a->op, a->src.addr, a->buf.addr, a->buf.count, a->buf.dtype);
+        return OMPI_SUCCESS;
+    }
+    /* COPY: same datatype is a straight content copy; otherwise the
+     * datatype engine converts between the two type maps. */
+    if (a->src.dtype == a->buf.dtype && a->src.count == a->buf.count) {
+        return ompi_datatype_copy_content_same_ddt(a->buf.dtype, a->buf.count,
+                                                   (char *) a->buf.addr,
+                                                   (char *) a->src.addr);
+    }
+    return ompi_datatype_sndrcv(a->src.addr, (int32_t) a->src.count, a->src.dtype,
+                                a->buf.addr, (int32_t) a->buf.count, a->buf.dtype);
+}
+
+/* Run round x->round's actions; leaves x->pending = posted SEND/RECVs. */
+static void exec_begin_round(pnbc_exec_t *x)
+{
+    const pnbc_round_t *r = &x->sched->rounds[x->round];
+    pnbc_action_t *a = &x->sched->actions[r->first];
+    const pnbc_channel_t ch = { x->comm, x->tag };
+    int rc;
+
+    x->pending = 0;
+    for (uint32_t i = 0; i < r->nactions; ++i, ++a) {
+        if (PNBC_ACT_SEND == a->kind || PNBC_ACT_RECV == a->kind) {
+            rc = a->transport->post(a, &ch);
+            if (OMPI_SUCCESS == rc) {
+                x->pending++;
+            }
+        } else {
+            rc = exec_local(a);
+        }
+        if (OPAL_UNLIKELY(OMPI_SUCCESS != rc) && OMPI_SUCCESS == x->error) {
+            x->error = rc;
+        }
+    }
+}
+
+/* Test the current round's in-flight actions; true when none is left. */
+static bool exec_round_done(pnbc_exec_t *x)
+{
+    const pnbc_round_t *r = &x->sched->rounds[x->round];
+    pnbc_action_t *a = &x->sched->actions[r->first];
+    int err;
+
+    for (uint32_t i = 0; i < r->nactions && x->pending > 0; ++i, ++a) {
+        if (NULL == a->handle || !a->transport->test(a, &err)) {
+            continue;
+        }
+        x->pending--;
+        if (OPAL_UNLIKELY(MPI_SUCCESS != err) && OMPI_SUCCESS == x->error) {
+            x->error = err;
+        }
+    }
+    return 0 == x->pending;
+}
+
+bool pnbc_exec_progress(pnbc_exec_t *x)
+{
+    while (x->round < x->sched->nrounds) {
+        if (!exec_round_done(x)) {
+            return false;
+        }
+        /* After an error the remaining rounds would read or send garbage:
+         * stop here, with every posted action of this round finished. */
+        if (OPAL_UNLIKELY(OMPI_SUCCESS != x->error)) {
+            x->round = x->sched->nrounds;
+            break;
+        }
+        if (++x->round < x->sched->nrounds) {
+            exec_begin_round(x);
+        }
+    }
+    return true;
+}
+
+bool pnbc_exec_start(pnbc_exec_t *x)
+{
+    x->round = 0;
+    x->pending = 0;
+    x->error = OMPI_SUCCESS;
+    if (0 == x->sched->nrounds) {
+        return true;
+    }
+    exec_begin_round(x);
+    return pnbc_exec_progress(x);
+}

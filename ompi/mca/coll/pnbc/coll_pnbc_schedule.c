@@ -1,0 +1,204 @@
+/*
+ * Copyright (c) 2026 The pnbc developers.
+ * SPDX-License-Identifier: BSD-3-Clause
+ *
+ * Schedule builder and commit.  Runs only at *_init (and free), so it
+ * may allocate; everything a start needs is produced here.
+ */
+
+#include "coll_pnbc_schedule.h"
+#include "coll_pnbc_transport.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define PNBC_TMP_ALIGN 64   /* temporaries start on cache-line boundaries */
+
+void pnbc_sched_construct(pnbc_schedule_t *s)
+{
+    memset(s, 0, sizeof(*s));
+}
+
+void pnbc_sched_destruct(pnbc_schedule_t *s)
+{
+    free(s->rounds);
+    free(s->actions);
+    free(s->tmp);
+    memset(s, 0, sizeof(*s));
+}
+
+/* Grow an array to hold at least `need` elements; sticky error on failure. */
+static bool sched_reserve(pnbc_schedule_t *s, void **array, uint32_t *cap,
+                          uint32_t need, size_t elem_size)
+{
+    if (OMPI_SUCCESS != s->error) {
+        return false;
+    }
+    if (need > *cap) {
+        uint32_t ncap = *cap ? *cap * 2 : 8;
+        while (ncap < need) {
+            ncap *= 2;
+        }
+        void *grown = realloc(*array, (size_t) ncap * elem_size);
+        if (NULL == grown) {
+            s->error = OMPI_ERR_OUT_OF_RESOURCE;
+            return false;
+        }
+        *array = grown;
+        *cap = ncap;
+    }
+    return true;
+}
+
+void pnbc_sched_round(pnbc_schedule_t *s)
+{
+    if (!sched_reserve(s, (void **) &s->rounds, &s->rounds_cap, s->nrounds + 1,
+                       sizeof(pnbc_round_t))) {
+        return;
+    }
+    pnbc_round_t *r = &s->rounds[s->nrounds++];
+    r->first = s->nactions;
+    r->nactions = 0;
+    r->ncomm = 0;
+}
+
+/* Append an action to the current round (opening one if none is open). */
+static pnbc_action_t *sched_append(pnbc_schedule_t *s, pnbc_action_kind_t kind)
+{
+    if (0 == s->nrounds) {
+        pnbc_sched_round(s);
+    }
+    if (!sched_reserve(s, (void **) &s->actions, &s->actions_cap, s->nactions + 1,
+                       sizeof(pnbc_action_t))) {
+        return NULL;
+    }
+    pnbc_action_t *a = &s->actions[s->nactions++];
+    memset(a, 0, sizeof(*a));
+    a->kind = kind;
+    pnbc_round_t *r = &s->rounds[s->nrounds - 1];
+    r->nactions++;
+    if (PNBC_ACT_SEND == kind || PNBC_ACT_RECV == kind) {
+        r->ncomm++;
+    }
+    return a;
+}
+
+static pnbc_span_t span(pnbc_ref_t ref, size_t count, ompi_datatype_t *dtype)
+{
+    pnbc_span_t sp = { .ref = ref, .addr = NULL, .count = count, .dtype = dtype };
+    return sp;
+}
+
+pnbc_ref_t pnbc_sched_tmp(pnbc_schedule_t *s, size_t count, ompi_datatype_t *dtype)
+{
+    ptrdiff_t lb, extent, true_lb, true_extent;
+    ompi_datatype_get_extent(dtype, &lb, &extent);
+    ompi_datatype_get_true_extent(dtype, &true_lb, &true_extent);
+
+    size_t bytes = 0;
+    if (count > 0) {
+        bytes = (size_t) true_extent + (count - 1) * (size_t) extent;
+    }
+    size_t offset = (s->tmp_size + PNBC_TMP_ALIGN - 1) & ~(size_t) (PNBC_TMP_ALIGN - 1);
+    s->tmp_size = offset + bytes;
+    /* Element 0's data begins at true_lb: shift so it lands at `offset`. */
+    return pnbc_ref(PNBC_BUF_TMP, (ptrdiff_t) offset - true_lb);
+}
+
+static void sched_p2p(pnbc_schedule_t *s, pnbc_action_kind_t kind, pnbc_ref_t ref,
+                      size_t count, ompi_datatype_t *dtype, int peer)
+{
+    pnbc_action_t *a = sched_append(s, kind);
+    if (NULL != a) {
+        a->buf = span(ref, count, dtype);
+        a->peer = peer;
+    }
+}
+
+void pnbc_sched_send(pnbc_schedule_t *s, pnbc_ref_t ref, size_t count,
+                     ompi_datatype_t *dtype, int peer)
+{
+    sched_p2p(s, PNBC_ACT_SEND, ref, count, dtype, peer);
+}
+
+void pnbc_sched_recv(pnbc_schedule_t *s, pnbc_ref_t ref, size_t count,
+                     ompi_datatype_t *dtype, int peer)
+{
+    sched_p2p(s, PNBC_ACT_RECV, ref, count, dtype, peer);
+}
+
+void pnbc_sched_reduce(pnbc_schedule_t *s, pnbc_ref_t source, pnbc_ref_t target,
+                       size_t count, ompi_datatype_t *dtype, ompi_op_t *op)
+{
+    if (0 == count) {
+        return;
+    }
+    pnbc_action_t *a = sched_append(s, PNBC_ACT_REDUCE);
+    if (NULL != a) {
+        a->buf = span(target, count, dtype);
+        a->src = span(source, count, dtype);
+        a->op = op;
+    }
+}
+
+void pnbc_sched_copy(pnbc_schedule_t *s, pnbc_ref_t src, size_t scount,
+                     ompi_datatype_t *sdtype, pnbc_ref_t dst, size_t dcount,
+                     ompi_datatype_t *ddtype)
+{
+    if (0 == scount || (pnbc_ref_eq(src, dst) && sdtype == ddtype && scount == dcount)) {
+        return;
+    }
+    pnbc_action_t *a = sched_append(s, PNBC_ACT_COPY);
+    if (NULL != a) {
+        a->buf = span(dst, dcount, ddtype);
+        a->src = span(src, scount, sdtype);
+    }
+}
+
+/* Remove rounds that ended up with no actions (builders may open a round
+ * and then find nothing to do in it on this rank). */
+static void sched_drop_empty_rounds(pnbc_schedule_t *s)
+{
+    uint32_t kept = 0;
+    for (uint32_t i = 0; i < s->nrounds; ++i) {
+        if (s->rounds[i].nactions > 0) {
+            s->rounds[kept++] = s->rounds[i];
+        }
+    }
+    s->nrounds = kept;
+}
+
+static void resolve(pnbc_span_t *sp, char *const base[PNBC_NBUFS])
+{
+    sp->addr = (PNBC_BUF_NONE == sp->ref.buf) ? NULL : base[sp->ref.buf] + sp->ref.disp;
+}
+
+int pnbc_sched_commit(pnbc_schedule_t *s, const void *sbuf, void *rbuf)
+{
+    if (OMPI_SUCCESS != s->error) {
+        return s->error;
+    }
+    if (s->tmp_size > 0) {
+        s->tmp = malloc(s->tmp_size);
+        if (NULL == s->tmp) {
+            return s->error = OMPI_ERR_OUT_OF_RESOURCE;
+        }
+    }
+    sched_drop_empty_rounds(s);
+
+    char *const base[PNBC_NBUFS] = {
+        [PNBC_BUF_NONE] = NULL,
+        [PNBC_BUF_SEND] = (char *) sbuf,
+        [PNBC_BUF_RECV] = (char *) rbuf,
+        [PNBC_BUF_TMP] = (char *) s->tmp,
+    };
+    for (uint32_t i = 0; i < s->nactions; ++i) {
+        pnbc_action_t *a = &s->actions[i];
+        resolve(&a->buf, base);
+        resolve(&a->src, base);
+        if (PNBC_ACT_SEND == a->kind || PNBC_ACT_RECV == a->kind) {
+            a->transport = pnbc_transport_select(a);
+        }
+    }
+    return OMPI_SUCCESS;
+}

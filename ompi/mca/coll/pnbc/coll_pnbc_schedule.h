@@ -1,0 +1,164 @@
+/*
+ * Copyright (c) 2026 The pnbc developers.
+ * SPDX-License-Identifier: BSD-3-Clause
+ *
+ * The typed schedule: the intermediate representation every algorithm
+ * compiles into at *_init, and the only thing the executor reads.
+ *
+ *   schedule = rounds[]            executed strictly one after the other
+ *   round    = actions[first .. first+nactions)
+ *   action   = SEND | RECV         point-to-point, through a transport
+ *            | REDUCE              buf = src (op) buf, via ompi_op_reduce
+ *            | COPY                buf <- src, datatype to datatype
+ *
+ * Within a round, actions run in the order they were added: local
+ * actions (REDUCE, COPY) execute immediately, SEND/RECV are posted; the
+ * round is over when all of its SEND/RECVs have completed.  A builder
+ * therefore puts the local work that consumes round k's messages at the
+ * head of round k+1.
+ *
+ * Buffers are explicit references (which buffer + byte displacement),
+ * not pointers: the user send buffer, the user receive buffer, or the
+ * request's temporary area.  pnbc_sched_commit() allocates the temporary
+ * area and resolves every reference to an address once, so a start does
+ * no arithmetic and reads the user's buffers only when it runs.
+ *
+ * Errors during building are sticky: the first failure is recorded and
+ * later builder calls do nothing, so builders need no error checks and
+ * pnbc_sched_commit() reports it.
+ */
+
+#ifndef MCA_COLL_PNBC_SCHEDULE_H
+#define MCA_COLL_PNBC_SCHEDULE_H
+
+#include "coll_pnbc.h"
+
+BEGIN_C_DECLS
+
+struct pnbc_transport_t;
+
+typedef enum {
+    PNBC_BUF_NONE = 0,  /* no data (zero-byte messages) */
+    PNBC_BUF_SEND,      /* the user's send buffer */
+    PNBC_BUF_RECV,      /* the user's receive buffer */
+    PNBC_BUF_TMP,       /* the request's temporary area */
+    PNBC_NBUFS
+} pnbc_buf_t;
+
+typedef struct pnbc_ref_t {
+    pnbc_buf_t buf;
+    ptrdiff_t disp;     /* bytes from the start of that buffer */
+} pnbc_ref_t;
+
+static inline pnbc_ref_t pnbc_ref(pnbc_buf_t buf, ptrdiff_t disp)
+{
+    pnbc_ref_t r = { buf, disp };
+    return r;
+}
+
+static inline bool pnbc_ref_eq(pnbc_ref_t a, pnbc_ref_t b)
+{
+    return a.buf == b.buf && a.disp == b.disp;
+}
+
+static inline pnbc_ref_t pnbc_ref_shift(pnbc_ref_t r, ptrdiff_t bytes)
+{
+    r.disp += bytes;
+    return r;
+}
+
+#define PNBC_REF_NONE pnbc_ref(PNBC_BUF_NONE, 0)
+
+/* A typed region: `count` elements of `dtype` starting at `ref`. */
+typedef struct pnbc_span_t {
+    pnbc_ref_t ref;
+    void *addr;                 /* resolved by pnbc_sched_commit() */
+    size_t count;
+    ompi_datatype_t *dtype;
+} pnbc_span_t;
+
+typedef enum {
+    PNBC_ACT_SEND,
+    PNBC_ACT_RECV,
+    PNBC_ACT_REDUCE,
+    PNBC_ACT_COPY
+} pnbc_action_kind_t;
+
+typedef struct pnbc_action_t {
+    pnbc_action_kind_t kind;
+    pnbc_span_t buf;    /* SEND: data; RECV: landing zone; REDUCE: in/out
+                           operand (right); COPY: destination */
+    pnbc_span_t src;    /* REDUCE: input operand (left); COPY: source */
+    ompi_op_t *op;      /* REDUCE */
+    int peer;           /* SEND/RECV: rank in the communicator */
+
+    /* Bound at commit: how this SEND/RECV moves its bytes, and the
+     * transport's handle while it is in flight (NULL when idle). */
+    const struct pnbc_transport_t *transport;
+    ompi_request_t *handle;
+} pnbc_action_t;
+
+typedef struct pnbc_round_t {
+    uint32_t first;     /* index of the first action */
+    uint32_t nactions;
+    uint32_t ncomm;     /* how many of them are SEND/RECV */
+} pnbc_round_t;
+
+typedef struct pnbc_schedule_t {
+    pnbc_round_t *rounds;
+    uint32_t nrounds, rounds_cap;
+    pnbc_action_t *actions;
+    uint32_t nactions, actions_cap;
+
+    size_t tmp_size;    /* bytes reserved by pnbc_sched_tmp() */
+    void *tmp;          /* allocated by pnbc_sched_commit() */
+    int error;          /* first builder error (sticky) */
+} pnbc_schedule_t;
+
+/* Builder ------------------------------------------------------------ */
+
+void pnbc_sched_construct(pnbc_schedule_t *s);
+void pnbc_sched_destruct(pnbc_schedule_t *s);
+
+/* Start a new round; later actions go into it. */
+void pnbc_sched_round(pnbc_schedule_t *s);
+
+/* Reserve temporary space for `count` elements of `dtype` (true extent,
+ * aligned); the reference points where element 0's lower bound goes. */
+pnbc_ref_t pnbc_sched_tmp(pnbc_schedule_t *s, size_t count, ompi_datatype_t *dtype);
+
+void pnbc_sched_send(pnbc_schedule_t *s, pnbc_ref_t ref, size_t count,
+                     ompi_datatype_t *dtype, int peer);
+void pnbc_sched_recv(pnbc_schedule_t *s, pnbc_ref_t ref, size_t count,
+                     ompi_datatype_t *dtype, int peer);
+/* target = source (op) target, element-wise, `count` elements of dtype */
+void pnbc_sched_reduce(pnbc_schedule_t *s, pnbc_ref_t source, pnbc_ref_t target,
+                       size_t count, ompi_datatype_t *dtype, ompi_op_t *op);
+void pnbc_sched_copy(pnbc_schedule_t *s, pnbc_ref_t src, size_t scount,
+                     ompi_datatype_t *sdtype, pnbc_ref_t dst, size_t dcount,
+                     ompi_datatype_t *ddtype);
+
+/* Allocate the temporary area, drop empty rounds, resolve every reference
+ * against the user's buffers and bind each SEND/RECV to a transport.
+ * Returns the first builder error, if any. */
+int pnbc_sched_commit(pnbc_schedule_t *s, const void *sbuf, void *rbuf);
+
+/* Executor (coll_pnbc_exec.c) ---------------------------------------- */
+
+typedef struct pnbc_exec_t {
+    pnbc_schedule_t *sched;
+    ompi_communicator_t *comm;
+    int tag;
+    uint32_t round;     /* current round; == nrounds when done */
+    uint32_t pending;   /* SEND/RECVs of the current round still in flight */
+    int error;          /* first transport error of this start */
+} pnbc_exec_t;
+
+/* Begin a run of the schedule; returns true when it already finished. */
+bool pnbc_exec_start(pnbc_exec_t *x);
+/* Advance as far as possible; returns true when the run finished. */
+bool pnbc_exec_progress(pnbc_exec_t *x);
+
+END_C_DECLS
+
+#endif /* MCA_COLL_PNBC_SCHEDULE_H */
