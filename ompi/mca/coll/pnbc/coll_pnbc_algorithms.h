@@ -33,22 +33,63 @@ typedef struct pnbc_algorithm_t {
 /* Pick the algorithm for a call (honours the per-collective MCA override
  * when usable).  Never NULL for a collective pnbc implements. */
 const pnbc_algorithm_t *mca_coll_pnbc_select(const pnbc_coll_args_t *a);
+/* Does pnbc serve this collective on intra- (inter = false) or
+ * intercommunicators? */
+bool mca_coll_pnbc_implemented(pnbc_coll_t coll, bool inter);
 const char *mca_coll_pnbc_coll_name(pnbc_coll_t coll);
 void mca_coll_pnbc_select_register(void);
 
-/* barrier (coll_pnbc_barrier.c) */
-void pnbc_barrier_dissemination(pnbc_schedule_t *s, const pnbc_coll_args_t *a);
-void pnbc_barrier_recursive_doubling(pnbc_schedule_t *s, const pnbc_coll_args_t *a);
+/*
+ * Algorithm tables, one per collective, each ended by a NULL name and
+ * listed in order of preference.  An empty table means pnbc does not
+ * serve that collective (its slot stays with other components).
+ */
+#define PNBC_ALGORITHM_TABLE(coll) extern const pnbc_algorithm_t pnbc_##coll##_algorithms[]
+PNBC_ALGORITHM_TABLE(barrier);              /* coll_pnbc_barrier.c */
+PNBC_ALGORITHM_TABLE(bcast);                /* coll_pnbc_bcast.c */
+PNBC_ALGORITHM_TABLE(reduce);               /* coll_pnbc_reduce.c */
+PNBC_ALGORITHM_TABLE(allreduce);
+PNBC_ALGORITHM_TABLE(gather);               /* coll_pnbc_gather.c */
+PNBC_ALGORITHM_TABLE(gatherv);
+PNBC_ALGORITHM_TABLE(scatter);
+PNBC_ALGORITHM_TABLE(scatterv);
+PNBC_ALGORITHM_TABLE(allgather);            /* coll_pnbc_allgather.c */
+PNBC_ALGORITHM_TABLE(allgatherv);
+PNBC_ALGORITHM_TABLE(alltoall);             /* coll_pnbc_alltoall.c */
+PNBC_ALGORITHM_TABLE(alltoallv);
+PNBC_ALGORITHM_TABLE(alltoallw);
+PNBC_ALGORITHM_TABLE(reduce_scatter);       /* coll_pnbc_reduce_scatter.c */
+PNBC_ALGORITHM_TABLE(reduce_scatter_block);
+PNBC_ALGORITHM_TABLE(scan);                 /* coll_pnbc_scan.c */
+PNBC_ALGORITHM_TABLE(exscan);
+PNBC_ALGORITHM_TABLE(neighbor_allgather);   /* coll_pnbc_neighbor.c */
+PNBC_ALGORITHM_TABLE(neighbor_allgatherv);
+PNBC_ALGORITHM_TABLE(neighbor_alltoall);
+PNBC_ALGORITHM_TABLE(neighbor_alltoallv);
+PNBC_ALGORITHM_TABLE(neighbor_alltoallw);
 
-/* bcast (coll_pnbc_bcast.c) */
+/* Intercommunicator variants (coll_pnbc_inter.c); same conventions. */
+#define PNBC_INTER_ALGORITHM_TABLE(coll) \
+    extern const pnbc_algorithm_t pnbc_inter_##coll##_algorithms[]
+PNBC_INTER_ALGORITHM_TABLE(barrier);
+PNBC_INTER_ALGORITHM_TABLE(bcast);
+PNBC_INTER_ALGORITHM_TABLE(reduce);
+PNBC_INTER_ALGORITHM_TABLE(allreduce);
+PNBC_INTER_ALGORITHM_TABLE(gather);
+PNBC_INTER_ALGORITHM_TABLE(gatherv);
+PNBC_INTER_ALGORITHM_TABLE(scatter);
+PNBC_INTER_ALGORITHM_TABLE(scatterv);
+PNBC_INTER_ALGORITHM_TABLE(allgather);
+PNBC_INTER_ALGORITHM_TABLE(allgatherv);
+PNBC_INTER_ALGORITHM_TABLE(alltoall);
+PNBC_INTER_ALGORITHM_TABLE(alltoallv);
+PNBC_INTER_ALGORITHM_TABLE(alltoallw);
+PNBC_INTER_ALGORITHM_TABLE(reduce_scatter);
+PNBC_INTER_ALGORITHM_TABLE(reduce_scatter_block);
+
+/* Builders other files compose with */
 void pnbc_bcast_binomial(pnbc_schedule_t *s, const pnbc_coll_args_t *a);
-void pnbc_bcast_linear(pnbc_schedule_t *s, const pnbc_coll_args_t *a);
-
-/* reduce, allreduce (coll_pnbc_reduce.c) */
 void pnbc_reduce_binomial(pnbc_schedule_t *s, const pnbc_coll_args_t *a);
-void pnbc_reduce_linear(pnbc_schedule_t *s, const pnbc_coll_args_t *a);
-void pnbc_allreduce_recursive_doubling(pnbc_schedule_t *s, const pnbc_coll_args_t *a);
-void pnbc_allreduce_reduce_bcast(pnbc_schedule_t *s, const pnbc_coll_args_t *a);
 
 END_C_DECLS
 

@@ -77,3 +77,9 @@ void pnbc_barrier_recursive_doubling(pnbc_schedule_t *s, const pnbc_coll_args_t 
         notify(s, r + pof2);
     }
 }
+
+const pnbc_algorithm_t pnbc_barrier_algorithms[] = {
+    { "dissemination", pnbc_barrier_dissemination, NULL },
+    { "recursive_doubling", pnbc_barrier_recursive_doubling, NULL },
+    { NULL, NULL, NULL }
+};

@@ -67,3 +67,9 @@ void pnbc_bcast_linear(pnbc_schedule_t *s, const pnbc_coll_args_t *a)
         pnbc_sched_send(s, bcast_buffer(), a->count, a->dtype, (a->root + i) % a->size);
     }
 }
+
+const pnbc_algorithm_t pnbc_bcast_algorithms[] = {
+    { "binomial", pnbc_bcast_binomial, NULL },
+    { "linear", pnbc_bcast_linear, NULL },
+    { NULL, NULL, NULL }
+};

@@ -8,8 +8,8 @@
  *     normalise arguments -> choose algorithm -> build schedule
  *         -> commit (temporaries, addresses, transports) -> request
  *
- * pnbc fills only the persistent slots it implements; everything else
- * stays with the other components.  Intercommunicators get nothing yet.
+ * pnbc fills only the persistent slots it implements (per kind of
+ * communicator); everything else stays with the other components.
  */
 
 #include "coll_pnbc.h"
@@ -34,22 +34,48 @@ static void pnbc_module_construct(mca_coll_pnbc_module_t *module)
 OBJ_CLASS_INSTANCE(mca_coll_pnbc_module_t, mca_coll_base_module_t,
                    pnbc_module_construct, NULL);
 
+/* Claim a persistent slot only when its collective has an algorithm for
+ * this kind of communicator. */
+static void fill_slots(mca_coll_base_module_t *m, bool inter)
+{
+#define PNBC_SLOT(coll, ID) \
+    m->coll_##coll##_init = mca_coll_pnbc_implemented(PNBC_##ID, inter) \
+                                ? mca_coll_pnbc_##coll##_init : NULL
+    PNBC_SLOT(barrier, BARRIER);
+    PNBC_SLOT(bcast, BCAST);
+    PNBC_SLOT(reduce, REDUCE);
+    PNBC_SLOT(allreduce, ALLREDUCE);
+    PNBC_SLOT(gather, GATHER);
+    PNBC_SLOT(gatherv, GATHERV);
+    PNBC_SLOT(scatter, SCATTER);
+    PNBC_SLOT(scatterv, SCATTERV);
+    PNBC_SLOT(allgather, ALLGATHER);
+    PNBC_SLOT(allgatherv, ALLGATHERV);
+    PNBC_SLOT(alltoall, ALLTOALL);
+    PNBC_SLOT(alltoallv, ALLTOALLV);
+    PNBC_SLOT(alltoallw, ALLTOALLW);
+    PNBC_SLOT(reduce_scatter, REDUCE_SCATTER);
+    PNBC_SLOT(reduce_scatter_block, REDUCE_SCATTER_BLOCK);
+    PNBC_SLOT(scan, SCAN);
+    PNBC_SLOT(exscan, EXSCAN);
+    PNBC_SLOT(neighbor_allgather, NEIGHBOR_ALLGATHER);
+    PNBC_SLOT(neighbor_allgatherv, NEIGHBOR_ALLGATHERV);
+    PNBC_SLOT(neighbor_alltoall, NEIGHBOR_ALLTOALL);
+    PNBC_SLOT(neighbor_alltoallv, NEIGHBOR_ALLTOALLV);
+    PNBC_SLOT(neighbor_alltoallw, NEIGHBOR_ALLTOALLW);
+#undef PNBC_SLOT
+}
+
 mca_coll_base_module_t *mca_coll_pnbc_comm_query(struct ompi_communicator_t *comm,
                                                   int *priority)
 {
-    if (OMPI_COMM_IS_INTER(comm)) {
-        return NULL;
-    }
     mca_coll_pnbc_module_t *module = OBJ_NEW(mca_coll_pnbc_module_t);
     if (NULL == module) {
         return NULL;
     }
     *priority = mca_coll_pnbc_component.priority;
     module->super.coll_module_enable = pnbc_module_enable;
-    module->super.coll_barrier_init = mca_coll_pnbc_barrier_init;
-    module->super.coll_bcast_init = mca_coll_pnbc_bcast_init;
-    module->super.coll_reduce_init = mca_coll_pnbc_reduce_init;
-    module->super.coll_allreduce_init = mca_coll_pnbc_allreduce_init;
+    fill_slots(&module->super, OMPI_COMM_IS_INTER(comm));
     return &module->super;
 }
 
@@ -67,10 +93,23 @@ static void ensure_progress_registered(void)
     OPAL_THREAD_UNLOCK(&c->lock);
 }
 
+/* Keep every user datatype and op the schedule refers to. */
 static int retain_objects(mca_coll_pnbc_request_t *req, const pnbc_coll_args_t *args)
 {
+    int rc = OMPI_SUCCESS;
+    ompi_datatype_t *singles[] = { args->dtype, args->sdtype, args->rdtype };
+
     mca_coll_pnbc_request_retain_op(req, args->op);
-    return mca_coll_pnbc_request_retain_dtype(req, args->dtype);
+    for (size_t i = 0; i < sizeof(singles) / sizeof(singles[0]) && OMPI_SUCCESS == rc; ++i) {
+        rc = mca_coll_pnbc_request_retain_dtype(req, singles[i]);
+    }
+    for (int i = 0; NULL != args->sdtypes && i < args->nsend_entries && OMPI_SUCCESS == rc; ++i) {
+        rc = mca_coll_pnbc_request_retain_dtype(req, args->sdtypes[i]);
+    }
+    for (int i = 0; NULL != args->rdtypes && i < args->nrecv_entries && OMPI_SUCCESS == rc; ++i) {
+        rc = mca_coll_pnbc_request_retain_dtype(req, args->rdtypes[i]);
+    }
+    return rc;
 }
 
 int mca_coll_pnbc_coll_init(pnbc_coll_args_t *args, struct ompi_info_t *info,
@@ -81,6 +120,8 @@ int mca_coll_pnbc_coll_init(pnbc_coll_args_t *args, struct ompi_info_t *info,
 
     args->rank = ompi_comm_rank(args->comm);
     args->size = ompi_comm_size(args->comm);
+    args->inter = OMPI_COMM_IS_INTER(args->comm);
+    args->remote_size = args->inter ? ompi_comm_remote_size(args->comm) : 0;
     const pnbc_algorithm_t *alg = mca_coll_pnbc_select(args);
 
     mca_coll_pnbc_request_t *req =
@@ -111,50 +152,4 @@ int mca_coll_pnbc_coll_init(pnbc_coll_args_t *args, struct ompi_info_t *info,
     }
     *request = &req->super;
     return OMPI_SUCCESS;
-}
-
-/* ------------------------------------------------------------------ */
-/* Slot entry points: normalise the arguments, nothing else           */
-/* ------------------------------------------------------------------ */
-
-int mca_coll_pnbc_barrier_init(struct ompi_communicator_t *comm, struct ompi_info_t *info,
-                               ompi_request_t **request, mca_coll_base_module_t *module)
-{
-    pnbc_coll_args_t a = { .coll = PNBC_BARRIER, .comm = comm, .dtype = MPI_BYTE };
-    return mca_coll_pnbc_coll_init(&a, info, request, module);
-}
-
-int mca_coll_pnbc_bcast_init(void *buf, int count, struct ompi_datatype_t *dtype, int root,
-                             struct ompi_communicator_t *comm, struct ompi_info_t *info,
-                             ompi_request_t **request, mca_coll_base_module_t *module)
-{
-    pnbc_coll_args_t a = { .coll = PNBC_BCAST, .comm = comm, .sbuf = buf, .rbuf = buf,
-                           .count = (size_t) count, .dtype = dtype, .root = root };
-    return mca_coll_pnbc_coll_init(&a, info, request, module);
-}
-
-int mca_coll_pnbc_reduce_init(const void *sbuf, void *rbuf, int count,
-                              struct ompi_datatype_t *dtype, struct ompi_op_t *op, int root,
-                              struct ompi_communicator_t *comm, struct ompi_info_t *info,
-                              ompi_request_t **request, mca_coll_base_module_t *module)
-{
-    bool in_place = (MPI_IN_PLACE == sbuf) && ompi_comm_rank(comm) == root;
-    pnbc_coll_args_t a = { .coll = PNBC_REDUCE, .comm = comm,
-                           .sbuf = in_place ? rbuf : sbuf, .rbuf = rbuf,
-                           .count = (size_t) count, .dtype = dtype, .op = op,
-                           .root = root, .in_place = in_place };
-    return mca_coll_pnbc_coll_init(&a, info, request, module);
-}
-
-int mca_coll_pnbc_allreduce_init(const void *sbuf, void *rbuf, int count,
-                                 struct ompi_datatype_t *dtype, struct ompi_op_t *op,
-                                 struct ompi_communicator_t *comm, struct ompi_info_t *info,
-                                 ompi_request_t **request, mca_coll_base_module_t *module)
-{
-    bool in_place = (MPI_IN_PLACE == sbuf);
-    pnbc_coll_args_t a = { .coll = PNBC_ALLREDUCE, .comm = comm,
-                           .sbuf = in_place ? rbuf : sbuf, .rbuf = rbuf,
-                           .count = (size_t) count, .dtype = dtype, .op = op,
-                           .in_place = in_place };
-    return mca_coll_pnbc_coll_init(&a, info, request, module);
 }

@@ -14,42 +14,54 @@
 #include "opal/mca/base/mca_base_var.h"
 #include "opal/util/output.h"
 
-static const pnbc_algorithm_t barrier_algorithms[] = {
-    { "dissemination", pnbc_barrier_dissemination, NULL },
-    { "recursive_doubling", pnbc_barrier_recursive_doubling, NULL },
-    { NULL, NULL, NULL }
-};
-
-static const pnbc_algorithm_t bcast_algorithms[] = {
-    { "binomial", pnbc_bcast_binomial, NULL },
-    { "linear", pnbc_bcast_linear, NULL },
-    { NULL, NULL, NULL }
-};
-
-static const pnbc_algorithm_t reduce_algorithms[] = {
-    { "binomial", pnbc_reduce_binomial, NULL },
-    { "linear", pnbc_reduce_linear, NULL },
-    { NULL, NULL, NULL }
-};
-
-static const pnbc_algorithm_t allreduce_algorithms[] = {
-    { "recursive_doubling", pnbc_allreduce_recursive_doubling, NULL },
-    { "reduce_bcast", pnbc_allreduce_reduce_bcast, NULL },
-    { NULL, NULL, NULL }
-};
-
 typedef struct pnbc_coll_desc_t {
     const char *name;
-    const pnbc_algorithm_t *algorithms;
+    const pnbc_algorithm_t *algorithms;         /* intracommunicators */
+    const pnbc_algorithm_t *inter_algorithms;   /* intercommunicators */
     int forced;     /* MCA parameter: 0 = automatic, i = algorithms[i-1] */
 } pnbc_coll_desc_t;
 
+static const pnbc_algorithm_t none[] = { { NULL, NULL, NULL } };
+
+#define PNBC_COLL(id, coll) [PNBC_##id] = { #coll, pnbc_##coll##_algorithms, none, 0 }
+#define PNBC_COLL_INTER(id, coll) \
+    [PNBC_##id] = { #coll, pnbc_##coll##_algorithms, pnbc_inter_##coll##_algorithms, 0 }
 static pnbc_coll_desc_t coll_table[PNBC_NCOLLS] = {
-    [PNBC_BARRIER] = { "barrier", barrier_algorithms, 0 },
-    [PNBC_BCAST] = { "bcast", bcast_algorithms, 0 },
-    [PNBC_REDUCE] = { "reduce", reduce_algorithms, 0 },
-    [PNBC_ALLREDUCE] = { "allreduce", allreduce_algorithms, 0 },
+    PNBC_COLL_INTER(BARRIER, barrier),
+    PNBC_COLL_INTER(BCAST, bcast),
+    PNBC_COLL_INTER(REDUCE, reduce),
+    PNBC_COLL_INTER(ALLREDUCE, allreduce),
+    PNBC_COLL_INTER(GATHER, gather),
+    PNBC_COLL_INTER(GATHERV, gatherv),
+    PNBC_COLL_INTER(SCATTER, scatter),
+    PNBC_COLL_INTER(SCATTERV, scatterv),
+    PNBC_COLL_INTER(ALLGATHER, allgather),
+    PNBC_COLL_INTER(ALLGATHERV, allgatherv),
+    PNBC_COLL_INTER(ALLTOALL, alltoall),
+    PNBC_COLL_INTER(ALLTOALLV, alltoallv),
+    PNBC_COLL_INTER(ALLTOALLW, alltoallw),
+    PNBC_COLL_INTER(REDUCE_SCATTER, reduce_scatter),
+    PNBC_COLL_INTER(REDUCE_SCATTER_BLOCK, reduce_scatter_block),
+    PNBC_COLL(SCAN, scan),
+    PNBC_COLL(EXSCAN, exscan),
+    PNBC_COLL(NEIGHBOR_ALLGATHER, neighbor_allgather),
+    PNBC_COLL(NEIGHBOR_ALLGATHERV, neighbor_allgatherv),
+    PNBC_COLL(NEIGHBOR_ALLTOALL, neighbor_alltoall),
+    PNBC_COLL(NEIGHBOR_ALLTOALLV, neighbor_alltoallv),
+    PNBC_COLL(NEIGHBOR_ALLTOALLW, neighbor_alltoallw),
 };
+#undef PNBC_COLL
+#undef PNBC_COLL_INTER
+
+static const pnbc_algorithm_t *algorithms_for(const pnbc_coll_desc_t *d, bool inter)
+{
+    return inter ? d->inter_algorithms : d->algorithms;
+}
+
+bool mca_coll_pnbc_implemented(pnbc_coll_t coll, bool inter)
+{
+    return NULL != algorithms_for(&coll_table[coll], inter)[0].name;
+}
 
 const char *mca_coll_pnbc_coll_name(pnbc_coll_t coll)
 {
@@ -64,8 +76,10 @@ static bool usable(const pnbc_algorithm_t *alg, const pnbc_coll_args_t *a)
 const pnbc_algorithm_t *mca_coll_pnbc_select(const pnbc_coll_args_t *a)
 {
     const pnbc_coll_desc_t *d = &coll_table[a->coll];
+    const pnbc_algorithm_t *table = algorithms_for(d, a->inter);
 
-    if (d->forced > 0) {
+    /* The MCA override names an intracommunicator algorithm. */
+    if (d->forced > 0 && !a->inter) {
         const pnbc_algorithm_t *alg = &d->algorithms[d->forced - 1];
         if (usable(alg, a)) {
             return alg;
@@ -75,12 +89,12 @@ const pnbc_algorithm_t *mca_coll_pnbc_select(const pnbc_coll_args_t *a)
                         "choosing automatically", d->name, alg->name);
         }
     }
-    for (const pnbc_algorithm_t *alg = d->algorithms; NULL != alg->name; ++alg) {
+    for (const pnbc_algorithm_t *alg = table; NULL != alg->name; ++alg) {
         if (usable(alg, a)) {
             return alg;
         }
     }
-    return &d->algorithms[0];
+    return &table[0];
 }
 
 /* Register coll_pnbc_<coll>_algorithm for every collective, as an enum
@@ -89,6 +103,9 @@ void mca_coll_pnbc_select_register(void)
 {
     for (int c = 0; c < PNBC_NCOLLS; ++c) {
         pnbc_coll_desc_t *d = &coll_table[c];
+        if (!mca_coll_pnbc_implemented((pnbc_coll_t) c, false)) {
+            continue;
+        }
         mca_base_var_enum_value_t values[16];
         int n = 0;
         char name[64], help[256];

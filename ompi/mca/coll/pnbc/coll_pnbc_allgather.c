@@ -1,0 +1,18 @@
+/*
+ * Copyright (c) 2026 The pnbc developers.
+ * SPDX-License-Identifier: BSD-3-Clause
+ *
+ * Allgather algorithms.
+ */
+
+#include "coll_pnbc_algorithms.h"
+
+/* Not served by pnbc yet: the empty table leaves the slot to others. */
+const pnbc_algorithm_t pnbc_allgather_algorithms[] = {
+    { NULL, NULL, NULL }
+};
+
+/* Not served by pnbc yet: the empty table leaves the slot to others. */
+const pnbc_algorithm_t pnbc_allgatherv_algorithms[] = {
+    { NULL, NULL, NULL }
+};

@@ -1,0 +1,259 @@
+/*
+ * Copyright (c) 2026 The pnbc developers.
+ * SPDX-License-Identifier: BSD-3-Clause
+ *
+ * The 22 persistent-collective slots.  Each one only normalises its MPI
+ * arguments into a pnbc_coll_args_t (resolving MPI_IN_PLACE) and takes
+ * the common path, mca_coll_pnbc_coll_init().
+ */
+
+#include "coll_pnbc.h"
+
+#include "ompi/mca/topo/base/base.h"
+
+#define PNBC_INIT(args) mca_coll_pnbc_coll_init(&(args), info, request, module)
+
+static bool is_in_place(const void *buf)
+{
+    return MPI_IN_PLACE == buf;
+}
+
+/* sbuf, or NULL when it is MPI_IN_PLACE */
+static const void *send_buffer(const void *sbuf)
+{
+    return is_in_place(sbuf) ? NULL : sbuf;
+}
+
+int mca_coll_pnbc_barrier_init(struct ompi_communicator_t *comm, struct ompi_info_t *info,
+                               ompi_request_t **request, mca_coll_base_module_t *module)
+{
+    pnbc_coll_args_t a = { .coll = PNBC_BARRIER, .comm = comm };
+    return PNBC_INIT(a);
+}
+
+PNBC_DECLARE_INIT(bcast, void *buf, int count, struct ompi_datatype_t *dtype, int root)
+{
+    pnbc_coll_args_t a = { .coll = PNBC_BCAST, .comm = comm, .sbuf = buf, .rbuf = buf,
+                           .count = (size_t) count, .dtype = dtype, .root = root };
+    return PNBC_INIT(a);
+}
+
+/* Reductions whose input lives in rbuf when sbuf is MPI_IN_PLACE. */
+static int reduction_init(pnbc_coll_t coll, const void *sbuf, void *rbuf, int count,
+                          ompi_datatype_t *dtype, ompi_op_t *op, int root,
+                          ompi_communicator_t *comm, struct ompi_info_t *info,
+                          ompi_request_t **request, mca_coll_base_module_t *module)
+{
+    bool in_place = is_in_place(sbuf);
+    pnbc_coll_args_t a = { .coll = coll, .comm = comm, .sbuf = in_place ? rbuf : sbuf,
+                           .rbuf = rbuf, .count = (size_t) count, .dtype = dtype,
+                           .op = op, .root = root, .in_place = in_place };
+    return PNBC_INIT(a);
+}
+
+PNBC_DECLARE_INIT(reduce, const void *sbuf, void *rbuf, int count,
+                  struct ompi_datatype_t *dtype, struct ompi_op_t *op, int root)
+{
+    return reduction_init(PNBC_REDUCE, sbuf, rbuf, count, dtype, op, root, comm, info,
+                          request, module);
+}
+
+PNBC_DECLARE_INIT(allreduce, const void *sbuf, void *rbuf, int count,
+                  struct ompi_datatype_t *dtype, struct ompi_op_t *op)
+{
+    return reduction_init(PNBC_ALLREDUCE, sbuf, rbuf, count, dtype, op, 0, comm, info,
+                          request, module);
+}
+
+PNBC_DECLARE_INIT(scan, const void *sbuf, void *rbuf, int count,
+                  struct ompi_datatype_t *dtype, struct ompi_op_t *op)
+{
+    return reduction_init(PNBC_SCAN, sbuf, rbuf, count, dtype, op, 0, comm, info,
+                          request, module);
+}
+
+PNBC_DECLARE_INIT(exscan, const void *sbuf, void *rbuf, int count,
+                  struct ompi_datatype_t *dtype, struct ompi_op_t *op)
+{
+    return reduction_init(PNBC_EXSCAN, sbuf, rbuf, count, dtype, op, 0, comm, info,
+                          request, module);
+}
+
+PNBC_DECLARE_INIT(reduce_scatter_block, const void *sbuf, void *rbuf, int rcount,
+                  struct ompi_datatype_t *dtype, struct ompi_op_t *op)
+{
+    return reduction_init(PNBC_REDUCE_SCATTER_BLOCK, sbuf, rbuf, rcount, dtype, op, 0,
+                          comm, info, request, module);
+}
+
+PNBC_DECLARE_INIT(reduce_scatter, const void *sbuf, void *rbuf, const int *rcounts,
+                  struct ompi_datatype_t *dtype, struct ompi_op_t *op)
+{
+    bool in_place = is_in_place(sbuf);
+    pnbc_coll_args_t a = { .coll = PNBC_REDUCE_SCATTER, .comm = comm,
+                           .sbuf = in_place ? rbuf : sbuf, .rbuf = rbuf,
+                           .rcounts = rcounts, .dtype = dtype, .op = op,
+                           .in_place = in_place };
+    return PNBC_INIT(a);
+}
+
+/* gather/scatter/allgather/alltoall and their neighbourhood forms */
+static int block_init(pnbc_coll_t coll, const void *sbuf, int scount, ompi_datatype_t *sdtype,
+                      void *rbuf, int rcount, ompi_datatype_t *rdtype, int root,
+                      ompi_communicator_t *comm, struct ompi_info_t *info,
+                      ompi_request_t **request, mca_coll_base_module_t *module)
+{
+    pnbc_coll_args_t a = { .coll = coll, .comm = comm, .root = root,
+                           .in_place = is_in_place(sbuf) || is_in_place(rbuf),
+                           .sbuf = send_buffer(sbuf), .scount = (size_t) scount,
+                           .sdtype = sdtype, .rbuf = is_in_place(rbuf) ? NULL : rbuf,
+                           .rcount = (size_t) rcount, .rdtype = rdtype };
+    return PNBC_INIT(a);
+}
+
+PNBC_DECLARE_INIT(gather, const void *sbuf, int scount, struct ompi_datatype_t *sdtype,
+                  void *rbuf, int rcount, struct ompi_datatype_t *rdtype, int root)
+{
+    return block_init(PNBC_GATHER, sbuf, scount, sdtype, rbuf, rcount, rdtype, root, comm,
+                      info, request, module);
+}
+
+PNBC_DECLARE_INIT(scatter, const void *sbuf, int scount, struct ompi_datatype_t *sdtype,
+                  void *rbuf, int rcount, struct ompi_datatype_t *rdtype, int root)
+{
+    return block_init(PNBC_SCATTER, sbuf, scount, sdtype, rbuf, rcount, rdtype, root, comm,
+                      info, request, module);
+}
+
+PNBC_DECLARE_INIT(allgather, const void *sbuf, int scount, struct ompi_datatype_t *sdtype,
+                  void *rbuf, int rcount, struct ompi_datatype_t *rdtype)
+{
+    return block_init(PNBC_ALLGATHER, sbuf, scount, sdtype, rbuf, rcount, rdtype, 0, comm,
+                      info, request, module);
+}
+
+PNBC_DECLARE_INIT(alltoall, const void *sbuf, int scount, struct ompi_datatype_t *sdtype,
+                  void *rbuf, int rcount, struct ompi_datatype_t *rdtype)
+{
+    return block_init(PNBC_ALLTOALL, sbuf, scount, sdtype, rbuf, rcount, rdtype, 0, comm,
+                      info, request, module);
+}
+
+PNBC_DECLARE_INIT(neighbor_allgather, const void *sbuf, int scount,
+                  struct ompi_datatype_t *sdtype, void *rbuf, int rcount,
+                  struct ompi_datatype_t *rdtype)
+{
+    return block_init(PNBC_NEIGHBOR_ALLGATHER, sbuf, scount, sdtype, rbuf, rcount, rdtype,
+                      0, comm, info, request, module);
+}
+
+PNBC_DECLARE_INIT(neighbor_alltoall, const void *sbuf, int scount,
+                  struct ompi_datatype_t *sdtype, void *rbuf, int rcount,
+                  struct ompi_datatype_t *rdtype)
+{
+    return block_init(PNBC_NEIGHBOR_ALLTOALL, sbuf, scount, sdtype, rbuf, rcount, rdtype,
+                      0, comm, info, request, module);
+}
+
+/* The v variants: per-peer counts and displacements on one or both sides. */
+static int vector_init(pnbc_coll_args_t *a, ompi_communicator_t *comm,
+                       struct ompi_info_t *info, ompi_request_t **request,
+                       mca_coll_base_module_t *module)
+{
+    a->comm = comm;
+    a->in_place = is_in_place(a->sbuf) || is_in_place(a->rbuf);
+    a->sbuf = send_buffer(a->sbuf);
+    a->rbuf = is_in_place(a->rbuf) ? NULL : a->rbuf;
+    return mca_coll_pnbc_coll_init(a, info, request, module);
+}
+
+PNBC_DECLARE_INIT(gatherv, const void *sbuf, int scount, struct ompi_datatype_t *sdtype,
+                  void *rbuf, const int *rcounts, const int *displs,
+                  struct ompi_datatype_t *rdtype, int root)
+{
+    pnbc_coll_args_t a = { .coll = PNBC_GATHERV, .sbuf = sbuf, .scount = (size_t) scount,
+                           .sdtype = sdtype, .rbuf = rbuf, .rcounts = rcounts,
+                           .rdispls = displs, .rdtype = rdtype, .root = root };
+    return vector_init(&a, comm, info, request, module);
+}
+
+PNBC_DECLARE_INIT(scatterv, const void *sbuf, const int *scounts, const int *displs,
+                  struct ompi_datatype_t *sdtype, void *rbuf, int rcount,
+                  struct ompi_datatype_t *rdtype, int root)
+{
+    pnbc_coll_args_t a = { .coll = PNBC_SCATTERV, .sbuf = sbuf, .scounts = scounts,
+                           .sdispls = displs, .sdtype = sdtype, .rbuf = rbuf,
+                           .rcount = (size_t) rcount, .rdtype = rdtype, .root = root };
+    return vector_init(&a, comm, info, request, module);
+}
+
+PNBC_DECLARE_INIT(allgatherv, const void *sbuf, int scount, struct ompi_datatype_t *sdtype,
+                  void *rbuf, const int *rcounts, const int *displs,
+                  struct ompi_datatype_t *rdtype)
+{
+    pnbc_coll_args_t a = { .coll = PNBC_ALLGATHERV, .sbuf = sbuf, .scount = (size_t) scount,
+                           .sdtype = sdtype, .rbuf = rbuf, .rcounts = rcounts,
+                           .rdispls = displs, .rdtype = rdtype };
+    return vector_init(&a, comm, info, request, module);
+}
+
+PNBC_DECLARE_INIT(alltoallv, const void *sbuf, const int *scounts, const int *sdispls,
+                  struct ompi_datatype_t *sdtype, void *rbuf, const int *rcounts,
+                  const int *rdispls, struct ompi_datatype_t *rdtype)
+{
+    pnbc_coll_args_t a = { .coll = PNBC_ALLTOALLV, .sbuf = sbuf, .scounts = scounts,
+                           .sdispls = sdispls, .sdtype = sdtype, .rbuf = rbuf,
+                           .rcounts = rcounts, .rdispls = rdispls, .rdtype = rdtype };
+    return vector_init(&a, comm, info, request, module);
+}
+
+PNBC_DECLARE_INIT(alltoallw, const void *sbuf, const int *scounts, const int *sdispls,
+                  struct ompi_datatype_t *const *sdtypes, void *rbuf, const int *rcounts,
+                  const int *rdispls, struct ompi_datatype_t *const *rdtypes)
+{
+    int n = ompi_comm_size(comm);
+    pnbc_coll_args_t a = { .coll = PNBC_ALLTOALLW, .sbuf = sbuf, .scounts = scounts,
+                           .sdispls = sdispls, .sdtypes = is_in_place(sbuf) ? NULL : sdtypes,
+                           .rbuf = rbuf, .rcounts = rcounts, .rdispls = rdispls,
+                           .rdtypes = rdtypes, .nsend_entries = n, .nrecv_entries = n };
+    return vector_init(&a, comm, info, request, module);
+}
+
+PNBC_DECLARE_INIT(neighbor_allgatherv, const void *sbuf, int scount,
+                  struct ompi_datatype_t *sdtype, void *rbuf, const int *rcounts,
+                  const int *displs, struct ompi_datatype_t *rdtype)
+{
+    pnbc_coll_args_t a = { .coll = PNBC_NEIGHBOR_ALLGATHERV, .sbuf = sbuf,
+                           .scount = (size_t) scount, .sdtype = sdtype, .rbuf = rbuf,
+                           .rcounts = rcounts, .rdispls = displs, .rdtype = rdtype };
+    return vector_init(&a, comm, info, request, module);
+}
+
+PNBC_DECLARE_INIT(neighbor_alltoallv, const void *sbuf, const int *scounts,
+                  const int *sdispls, struct ompi_datatype_t *sdtype, void *rbuf,
+                  const int *rcounts, const int *rdispls, struct ompi_datatype_t *rdtype)
+{
+    pnbc_coll_args_t a = { .coll = PNBC_NEIGHBOR_ALLTOALLV, .sbuf = sbuf,
+                           .scounts = scounts, .sdispls = sdispls, .sdtype = sdtype,
+                           .rbuf = rbuf, .rcounts = rcounts, .rdispls = rdispls,
+                           .rdtype = rdtype };
+    return vector_init(&a, comm, info, request, module);
+}
+
+PNBC_DECLARE_INIT(neighbor_alltoallw, const void *sbuf, const int *scounts,
+                  const MPI_Aint *sdispls, struct ompi_datatype_t *const *sdtypes,
+                  void *rbuf, const int *rcounts, const MPI_Aint *rdispls,
+                  struct ompi_datatype_t *const *rdtypes)
+{
+    int indegree = 0, outdegree = 0;
+    int rc = mca_topo_base_neighbor_count(comm, &indegree, &outdegree);
+    if (OMPI_SUCCESS != rc) {
+        return rc;
+    }
+    pnbc_coll_args_t a = { .coll = PNBC_NEIGHBOR_ALLTOALLW, .sbuf = sbuf,
+                           .scounts = scounts, .sdispls_bytes = sdispls, .sdtypes = sdtypes,
+                           .rbuf = rbuf, .rcounts = rcounts, .rdispls_bytes = rdispls,
+                           .rdtypes = rdtypes, .nsend_entries = outdegree,
+                           .nrecv_entries = indegree };
+    return vector_init(&a, comm, info, request, module);
+}

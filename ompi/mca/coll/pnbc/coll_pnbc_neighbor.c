@@ -1,0 +1,33 @@
+/*
+ * Copyright (c) 2026 The pnbc developers.
+ * SPDX-License-Identifier: BSD-3-Clause
+ *
+ * Neighbourhood collective algorithms.
+ */
+
+#include "coll_pnbc_algorithms.h"
+
+/* Not served by pnbc yet: the empty table leaves the slot to others. */
+const pnbc_algorithm_t pnbc_neighbor_allgather_algorithms[] = {
+    { NULL, NULL, NULL }
+};
+
+/* Not served by pnbc yet: the empty table leaves the slot to others. */
+const pnbc_algorithm_t pnbc_neighbor_allgatherv_algorithms[] = {
+    { NULL, NULL, NULL }
+};
+
+/* Not served by pnbc yet: the empty table leaves the slot to others. */
+const pnbc_algorithm_t pnbc_neighbor_alltoall_algorithms[] = {
+    { NULL, NULL, NULL }
+};
+
+/* Not served by pnbc yet: the empty table leaves the slot to others. */
+const pnbc_algorithm_t pnbc_neighbor_alltoallv_algorithms[] = {
+    { NULL, NULL, NULL }
+};
+
+/* Not served by pnbc yet: the empty table leaves the slot to others. */
+const pnbc_algorithm_t pnbc_neighbor_alltoallw_algorithms[] = {
+    { NULL, NULL, NULL }
+};
