@@ -16,21 +16,52 @@
 #include "coll_pnbc_schedule.h"
 #include "coll_pnbc_transport.h"
 
+#include "opal/datatype/opal_convertor.h"
+
+/* Run one convertor over a flat region (pack into it or unpack from it). */
+static int convert_flat(opal_convertor_t *conv, void *flat, size_t bytes, bool pack)
+{
+    size_t position = 0, max_data = bytes;
+    struct iovec iov = { .iov_base = flat, .iov_len = bytes };
+    uint32_t iov_count = 1;
+
+    opal_convertor_set_position(conv, &position);
+    if (pack) {
+        opal_convertor_pack(conv, &iov, &iov_count, &max_data);
+    } else {
+        opal_convertor_unpack(conv, &iov, &iov_count, &max_data);
+    }
+    return (max_data == bytes) ? OMPI_SUCCESS : MPI_ERR_TRUNCATE;
+}
+
+static int exec_convert(const pnbc_action_t *a)
+{
+    const size_t bytes = a->staging.count;
+    int rc = OMPI_SUCCESS;
+
+    if (NULL != a->pack) {
+        rc = convert_flat(a->pack, a->staging.addr, bytes, true);
+    }
+    if (OMPI_SUCCESS == rc && NULL != a->unpack) {
+        rc = convert_flat(a->unpack, a->staging.addr, bytes, false);
+    }
+    return rc;
+}
+
 static int exec_local(const pnbc_action_t *a)
 {
     if (PNBC_ACT_REDUCE == a->kind) {
         ompi_op_reduce(a->op, a->src.addr, a->buf.addr, a->buf.count, a->buf.dtype);
         return OMPI_SUCCESS;
     }
-    /* COPY: same datatype is a straight content copy; otherwise the
-     * datatype engine converts between the two type maps. */
-    if (a->src.dtype == a->buf.dtype && a->src.count == a->buf.count) {
+    /* COPY: same type map is a straight content copy; otherwise the
+     * convertors prepared at commit pack and/or unpack. */
+    if (NULL == a->pack && NULL == a->unpack) {
         return ompi_datatype_copy_content_same_ddt(a->buf.dtype, a->buf.count,
                                                    (char *) a->buf.addr,
                                                    (char *) a->src.addr);
     }
-    return ompi_datatype_sndrcv(a->src.addr, (int32_t) a->src.count, a->src.dtype,
-                                a->buf.addr, (int32_t) a->buf.count, a->buf.dtype);
+    return exec_convert(a);
 }
 
 /* Run round x->round's actions; leaves x->pending = posted SEND/RECVs. */

@@ -9,6 +9,8 @@
 #include "coll_pnbc_schedule.h"
 #include "coll_pnbc_transport.h"
 
+#include "opal/datatype/opal_convertor.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -21,6 +23,14 @@ void pnbc_sched_construct(pnbc_schedule_t *s)
 
 void pnbc_sched_destruct(pnbc_schedule_t *s)
 {
+    for (uint32_t i = 0; i < s->nactions; ++i) {
+        if (NULL != s->actions[i].pack) {
+            OBJ_RELEASE(s->actions[i].pack);
+        }
+        if (NULL != s->actions[i].unpack) {
+            OBJ_RELEASE(s->actions[i].unpack);
+        }
+    }
     free(s->rounds);
     free(s->actions);
     free(s->tmp);
@@ -148,11 +158,72 @@ void pnbc_sched_copy(pnbc_schedule_t *s, pnbc_ref_t src, size_t scount,
     if (0 == scount || (pnbc_ref_eq(src, dst) && sdtype == ddtype && scount == dcount)) {
         return;
     }
+    bool convert = (sdtype != ddtype || scount != dcount);
+    bool via_staging = convert && !ompi_datatype_is_contiguous_memory_layout(sdtype, scount) &&
+                       !ompi_datatype_is_contiguous_memory_layout(ddtype, dcount);
+    pnbc_ref_t staging = PNBC_REF_NONE;
+    if (via_staging) {
+        staging = pnbc_sched_tmp(s, scount * sdtype->super.size, MPI_BYTE);
+    }
     pnbc_action_t *a = sched_append(s, PNBC_ACT_COPY);
     if (NULL != a) {
         a->buf = span(dst, dcount, ddtype);
         a->src = span(src, scount, sdtype);
+        a->staging = span(staging, scount * sdtype->super.size, MPI_BYTE);
     }
+}
+
+/* A convertor over a resolved span, ready to be rewound at each start. */
+static opal_convertor_t *prepared_convertor(const pnbc_span_t *sp, bool for_send)
+{
+    opal_convertor_t *conv = OBJ_NEW(opal_convertor_t);
+    if (NULL == conv) {
+        return NULL;
+    }
+    int rc = for_send
+        ? opal_convertor_copy_and_prepare_for_send(ompi_mpi_local_convertor, &sp->dtype->super,
+                                                   sp->count, sp->addr, 0, conv)
+        : opal_convertor_copy_and_prepare_for_recv(ompi_mpi_local_convertor, &sp->dtype->super,
+                                                   sp->count, sp->addr, 0, conv);
+    if (OPAL_SUCCESS != rc) {
+        OBJ_RELEASE(conv);
+        return NULL;
+    }
+    return conv;
+}
+
+/* COPY between different type maps: pack from a non-contiguous source,
+ * unpack into a non-contiguous destination (both through staging). */
+static int bind_copy(pnbc_action_t *a)
+{
+    if (a->src.dtype == a->buf.dtype && a->src.count == a->buf.count) {
+        return OMPI_SUCCESS;    /* same type map: a content copy */
+    }
+    bool src_flat = ompi_datatype_is_contiguous_memory_layout(a->src.dtype, a->src.count);
+    bool dst_flat = ompi_datatype_is_contiguous_memory_layout(a->buf.dtype, a->buf.count);
+    if (!src_flat || dst_flat) {
+        a->pack = prepared_convertor(&a->src, true);
+        if (NULL == a->pack) {
+            return OMPI_ERR_OUT_OF_RESOURCE;
+        }
+    }
+    if (!dst_flat) {
+        a->unpack = prepared_convertor(&a->buf, false);
+        if (NULL == a->unpack) {
+            return OMPI_ERR_OUT_OF_RESOURCE;
+        }
+    }
+    /* With one convertor the flat side is the staging region: its data
+     * starts at its true lower bound. */
+    ptrdiff_t true_lb, true_extent;
+    if (NULL == a->unpack) {
+        ompi_datatype_get_true_extent(a->buf.dtype, &true_lb, &true_extent);
+        a->staging.addr = (char *) a->buf.addr + true_lb;
+    } else if (NULL == a->pack) {
+        ompi_datatype_get_true_extent(a->src.dtype, &true_lb, &true_extent);
+        a->staging.addr = (char *) a->src.addr + true_lb;
+    }
+    return OMPI_SUCCESS;
 }
 
 /* Remove rounds that ended up with no actions (builders may open a round
@@ -196,8 +267,11 @@ int pnbc_sched_commit(pnbc_schedule_t *s, const void *sbuf, void *rbuf)
         pnbc_action_t *a = &s->actions[i];
         resolve(&a->buf, base);
         resolve(&a->src, base);
+        resolve(&a->staging, base);
         if (PNBC_ACT_SEND == a->kind || PNBC_ACT_RECV == a->kind) {
             a->transport = pnbc_transport_select(a);
+        } else if (PNBC_ACT_COPY == a->kind && OMPI_SUCCESS != bind_copy(a)) {
+            return s->error = OMPI_ERR_OUT_OF_RESOURCE;
         }
     }
     return OMPI_SUCCESS;

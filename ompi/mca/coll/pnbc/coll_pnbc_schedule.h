@@ -96,6 +96,13 @@ typedef struct pnbc_action_t {
      * transport's handle while it is in flight (NULL when idle). */
     const struct pnbc_transport_t *transport;
     ompi_request_t *handle;
+
+    /* COPY between different type maps: convertors prepared at commit
+     * (a start only rewinds them).  `pack` reads src, `unpack` writes buf;
+     * `staging` is the flat byte region between them: the contiguous side
+     * itself, or a temporary when neither side is contiguous. */
+    struct opal_convertor_t *pack, *unpack;
+    pnbc_span_t staging;
 } pnbc_action_t;
 
 typedef struct pnbc_round_t {
