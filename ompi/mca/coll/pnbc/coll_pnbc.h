@@ -84,6 +84,16 @@ static inline int mca_coll_pnbc_next_tag(mca_coll_pnbc_module_t *module)
     return PNBC_TAG_FIRST - (int) (module->ninit++ % PNBC_TAG_SPAN);
 }
 
+/* On an intercommunicator, traffic inside the local group travels on
+ * comm->c_local_comm.  A pnbc request created on that communicator
+ * itself would draw its tag from the upper half of the window above, so
+ * local-group traffic mirrors the request's tag into the lower half
+ * (PNBC_TAG_FIRST - [2^27, 2^28)), which no request tag occupies. */
+static inline int mca_coll_pnbc_local_tag(int request_tag)
+{
+    return request_tag - (int) PNBC_TAG_SPAN;
+}
+
 /* ------------------------------------------------------------------ */
 /* Collective descriptions                                            */
 /* ------------------------------------------------------------------ */

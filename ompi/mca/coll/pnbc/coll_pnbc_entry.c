@@ -211,7 +211,8 @@ PNBC_DECLARE_INIT(alltoallw, const void *sbuf, const int *scounts, const int *sd
                   struct ompi_datatype_t *const *sdtypes, void *rbuf, const int *rcounts,
                   const int *rdispls, struct ompi_datatype_t *const *rdtypes)
 {
-    int n = ompi_comm_size(comm);
+    /* the per-peer arrays have one entry per rank of the remote group */
+    int n = OMPI_COMM_IS_INTER(comm) ? ompi_comm_remote_size(comm) : ompi_comm_size(comm);
     pnbc_coll_args_t a = { .coll = PNBC_ALLTOALLW, .sbuf = sbuf, .scounts = scounts,
                            .sdispls = sdispls, .sdtypes = is_in_place(sbuf) ? NULL : sdtypes,
                            .rbuf = rbuf, .rcounts = rcounts, .rdispls = rdispls,

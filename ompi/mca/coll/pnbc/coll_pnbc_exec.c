@@ -96,7 +96,7 @@ static bool exec_round_done(pnbc_exec_t *x)
     int err;
 
     for (uint32_t i = 0; i < r->nactions && x->pending > 0; ++i, ++a) {
-        if (NULL == a->handle || !a->transport->test(a, &err)) {
+        if (!a->inflight || !a->transport->test(a, &err)) {
             continue;
         }
         x->pending--;

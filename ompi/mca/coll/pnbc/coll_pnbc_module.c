@@ -133,7 +133,7 @@ int mca_coll_pnbc_coll_init(pnbc_coll_args_t *args, struct ompi_info_t *info,
     req->algorithm = alg->name;
 
     alg->build(&req->sched, args);
-    int rc = pnbc_sched_commit(&req->sched, args->sbuf, args->rbuf);
+    int rc = pnbc_sched_commit(&req->sched, args->sbuf, args->rbuf, args->comm, req->exec.tag);
     if (OMPI_SUCCESS == rc) {
         rc = retain_objects(req, args);
     }

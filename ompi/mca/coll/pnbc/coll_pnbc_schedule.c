@@ -24,6 +24,7 @@ void pnbc_sched_construct(pnbc_schedule_t *s)
 void pnbc_sched_destruct(pnbc_schedule_t *s)
 {
     for (uint32_t i = 0; i < s->nactions; ++i) {
+        pnbc_transport_unbind(&s->actions[i]);
         if (NULL != s->actions[i].pack) {
             OBJ_RELEASE(s->actions[i].pack);
         }
@@ -115,6 +116,11 @@ pnbc_ref_t pnbc_sched_tmp(pnbc_schedule_t *s, size_t count, ompi_datatype_t *dty
     return pnbc_ref(PNBC_BUF_TMP, (ptrdiff_t) offset - true_lb);
 }
 
+void pnbc_sched_local_peers(pnbc_schedule_t *s, bool local)
+{
+    s->local_peers = local;
+}
+
 static void sched_p2p(pnbc_schedule_t *s, pnbc_action_kind_t kind, pnbc_ref_t ref,
                       size_t count, ompi_datatype_t *dtype, int peer)
 {
@@ -122,6 +128,7 @@ static void sched_p2p(pnbc_schedule_t *s, pnbc_action_kind_t kind, pnbc_ref_t re
     if (NULL != a) {
         a->buf = span(ref, count, dtype);
         a->peer = peer;
+        a->local = s->local_peers;
     }
 }
 
@@ -244,8 +251,28 @@ static void resolve(pnbc_span_t *sp, char *const base[PNBC_NBUFS])
     sp->addr = (PNBC_BUF_NONE == sp->ref.buf) ? NULL : base[sp->ref.buf] + sp->ref.disp;
 }
 
-int pnbc_sched_commit(pnbc_schedule_t *s, const void *sbuf, void *rbuf)
+/* Number the messages between each ordered pair of ranks: the k-th SEND
+ * to a peer and that peer's k-th RECV from us are the same message. */
+static void number_pair_messages(pnbc_schedule_t *s)
 {
+    for (uint32_t i = 0; i < s->nactions; ++i) {
+        pnbc_action_t *a = &s->actions[i];
+        if (PNBC_ACT_SEND != a->kind && PNBC_ACT_RECV != a->kind) {
+            continue;
+        }
+        a->pair_seq = 0;
+        for (uint32_t j = 0; j < i; ++j) {
+            const pnbc_action_t *b = &s->actions[j];
+            a->pair_seq += (b->kind == a->kind && b->peer == a->peer && b->local == a->local);
+        }
+    }
+}
+
+int pnbc_sched_commit(pnbc_schedule_t *s, const void *sbuf, void *rbuf,
+                      ompi_communicator_t *comm, int tag)
+{
+    const pnbc_channel_t ch = { comm, tag };
+
     if (OMPI_SUCCESS != s->error) {
         return s->error;
     }
@@ -256,6 +283,7 @@ int pnbc_sched_commit(pnbc_schedule_t *s, const void *sbuf, void *rbuf)
         }
     }
     sched_drop_empty_rounds(s);
+    number_pair_messages(s);
 
     char *const base[PNBC_NBUFS] = {
         [PNBC_BUF_NONE] = NULL,
@@ -269,7 +297,7 @@ int pnbc_sched_commit(pnbc_schedule_t *s, const void *sbuf, void *rbuf)
         resolve(&a->src, base);
         resolve(&a->staging, base);
         if (PNBC_ACT_SEND == a->kind || PNBC_ACT_RECV == a->kind) {
-            a->transport = pnbc_transport_select(a);
+            pnbc_transport_bind(a, &ch);
         } else if (PNBC_ACT_COPY == a->kind && OMPI_SUCCESS != bind_copy(a)) {
             return s->error = OMPI_ERR_OUT_OF_RESOURCE;
         }

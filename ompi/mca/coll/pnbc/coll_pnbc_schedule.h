@@ -91,11 +91,20 @@ typedef struct pnbc_action_t {
     pnbc_span_t src;    /* REDUCE: input operand (left); COPY: source */
     ompi_op_t *op;      /* REDUCE */
     int peer;           /* SEND/RECV: rank in the communicator */
+    bool local;         /* SEND/RECV on an intercommunicator: `peer` is a
+                           rank of the LOCAL group (pnbc_sched_local_peers) */
 
-    /* Bound at commit: how this SEND/RECV moves its bytes, and the
-     * transport's handle while it is in flight (NULL when idle). */
+    /* Bound at commit: how this SEND/RECV moves its bytes.  `inflight`
+     * is true from post until test reports completion; `handle` (pml) or
+     * `tstate` (other transports) is the transport's own state. */
     const struct pnbc_transport_t *transport;
+    bool inflight;
     ompi_request_t *handle;
+    void *tstate;
+    /* This action's position among the same-direction messages between
+     * the same pair of ranks in this schedule (both sides agree on it:
+     * MPI's non-overtaking order), so a transport can pair them at init. */
+    uint32_t pair_seq;
 
     /* COPY between different type maps: convertors prepared at commit
      * (a start only rewinds them).  `pack` reads src, `unpack` writes buf;
@@ -117,6 +126,7 @@ typedef struct pnbc_schedule_t {
     pnbc_action_t *actions;
     uint32_t nactions, actions_cap;
 
+    bool local_peers;   /* builder state: see pnbc_sched_local_peers() */
     size_t tmp_size;    /* bytes reserved by pnbc_sched_tmp() */
     void *tmp;          /* allocated by pnbc_sched_commit() */
     int error;          /* first builder error (sticky) */
@@ -134,6 +144,18 @@ void pnbc_sched_round(pnbc_schedule_t *s);
  * aligned); the reference points where element 0's lower bound goes. */
 pnbc_ref_t pnbc_sched_tmp(pnbc_schedule_t *s, size_t count, ompi_datatype_t *dtype);
 
+/*
+ * Intercommunicators only.  SEND/RECV peers are ranks of the remote group
+ * (the communicator's own meaning).  After pnbc_sched_local_peers(s, true)
+ * and until pnbc_sched_local_peers(s, false), the peers of SEND/RECVs added
+ * are ranks of the LOCAL group instead; the transports carry those messages
+ * on the communicator's local-group duplicate (comm->c_local_comm).  Being
+ * a builder mode rather than a separate call, it lets intracommunicator
+ * builders (bcast, reduce views, ...) compose unchanged into the local
+ * phases of an intercommunicator algorithm.
+ */
+void pnbc_sched_local_peers(pnbc_schedule_t *s, bool local);
+
 void pnbc_sched_send(pnbc_schedule_t *s, pnbc_ref_t ref, size_t count,
                      ompi_datatype_t *dtype, int peer);
 void pnbc_sched_recv(pnbc_schedule_t *s, pnbc_ref_t ref, size_t count,
@@ -146,9 +168,10 @@ void pnbc_sched_copy(pnbc_schedule_t *s, pnbc_ref_t src, size_t scount,
                      ompi_datatype_t *ddtype);
 
 /* Allocate the temporary area, drop empty rounds, resolve every reference
- * against the user's buffers and bind each SEND/RECV to a transport.
- * Returns the first builder error, if any. */
-int pnbc_sched_commit(pnbc_schedule_t *s, const void *sbuf, void *rbuf);
+ * against the user's buffers and bind each SEND/RECV to a transport for
+ * (comm, tag).  Returns the first builder error, if any. */
+int pnbc_sched_commit(pnbc_schedule_t *s, const void *sbuf, void *rbuf,
+                      ompi_communicator_t *comm, int tag);
 
 /* Executor (coll_pnbc_exec.c) ---------------------------------------- */
 

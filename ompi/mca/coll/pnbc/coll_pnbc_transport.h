@@ -30,17 +30,24 @@ typedef struct pnbc_channel_t {
 
 typedef struct pnbc_transport_t {
     const char *name;
-    /* Post a SEND/RECV action; sets a->handle.  Returns an OMPI error code. */
+    /* At commit: prepare everything a start needs for this action.
+     * Returns false when this transport cannot carry it (the next one in
+     * line is tried).  NULL: nothing to prepare. */
+    bool (*bind)(pnbc_action_t *a, const pnbc_channel_t *ch);
+    /* Post a SEND/RECV action.  Returns an OMPI error code. */
     int (*post)(pnbc_action_t *a, const pnbc_channel_t *ch);
-    /* If the action finished, release its handle, store its MPI error in
-     * *err and return true. */
+    /* If the action finished, store its MPI error in *err and return true. */
     bool (*test)(pnbc_action_t *a, int *err);
+    /* At free: release what bind prepared.  NULL: nothing to release. */
+    void (*unbind)(pnbc_action_t *a);
 } pnbc_transport_t;
 
 extern const pnbc_transport_t pnbc_transport_pml;
 
-/* The transport for an action, decided once at commit. */
-const pnbc_transport_t *pnbc_transport_select(const pnbc_action_t *a);
+/* Bind an action to the first transport that accepts it (pml always does). */
+void pnbc_transport_bind(pnbc_action_t *a, const pnbc_channel_t *ch);
+/* Release it (schedule destruction). */
+void pnbc_transport_unbind(pnbc_action_t *a);
 
 END_C_DECLS
 

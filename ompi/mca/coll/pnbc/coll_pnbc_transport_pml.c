@@ -12,15 +12,24 @@
 #include "ompi/mca/pml/pml.h"
 #include "ompi/request/request.h"
 
+/* Messages to a local-group peer of an intercommunicator (a->local) travel
+ * on comm->c_local_comm with the request's mirrored tag (see
+ * mca_coll_pnbc_local_tag in coll_pnbc.h). */
 static int pml_post(pnbc_action_t *a, const pnbc_channel_t *ch)
 {
+    ompi_communicator_t *comm = a->local ? ch->comm->c_local_comm : ch->comm;
+    const int tag = a->local ? mca_coll_pnbc_local_tag(ch->tag) : ch->tag;
+    int rc;
+
     if (PNBC_ACT_SEND == a->kind) {
-        return MCA_PML_CALL(isend(a->buf.addr, a->buf.count, a->buf.dtype, a->peer,
-                                  ch->tag, MCA_PML_BASE_SEND_STANDARD, ch->comm,
-                                  &a->handle));
+        rc = MCA_PML_CALL(isend(a->buf.addr, a->buf.count, a->buf.dtype, a->peer, tag,
+                                MCA_PML_BASE_SEND_STANDARD, comm, &a->handle));
+    } else {
+        rc = MCA_PML_CALL(irecv(a->buf.addr, a->buf.count, a->buf.dtype, a->peer, tag,
+                                comm, &a->handle));
     }
-    return MCA_PML_CALL(irecv(a->buf.addr, a->buf.count, a->buf.dtype, a->peer,
-                              ch->tag, ch->comm, &a->handle));
+    a->inflight = (OMPI_SUCCESS == rc);
+    return rc;
 }
 
 static bool pml_test(pnbc_action_t *a, int *err)
@@ -28,6 +37,7 @@ static bool pml_test(pnbc_action_t *a, int *err)
     if (!REQUEST_COMPLETE(a->handle)) {
         return false;
     }
+    a->inflight = false;
     *err = a->handle->req_status.MPI_ERROR;
     /* A completed non-persistent PML request goes back to its free list. */
     ompi_request_free(&a->handle);
@@ -37,12 +47,32 @@ static bool pml_test(pnbc_action_t *a, int *err)
 
 const pnbc_transport_t pnbc_transport_pml = {
     .name = "pml",
+    .bind = NULL,
     .post = pml_post,
     .test = pml_test,
+    .unbind = NULL,
 };
 
-const pnbc_transport_t *pnbc_transport_select(const pnbc_action_t *a)
+/* Transports in order of preference; the last one accepts everything. */
+static const pnbc_transport_t *const transports[] = {
+    &pnbc_transport_pml,
+};
+
+void pnbc_transport_bind(pnbc_action_t *a, const pnbc_channel_t *ch)
 {
-    (void) a;   /* one transport so far; the shared-memory one binds here */
-    return &pnbc_transport_pml;
+    const size_t n = sizeof(transports) / sizeof(transports[0]);
+    for (size_t i = 0; i < n; ++i) {
+        if (NULL == transports[i]->bind || transports[i]->bind(a, ch) || i == n - 1) {
+            a->transport = transports[i];
+            return;
+        }
+    }
+}
+
+void pnbc_transport_unbind(pnbc_action_t *a)
+{
+    if (NULL != a->transport && NULL != a->transport->unbind) {
+        a->transport->unbind(a);
+    }
+    a->transport = NULL;
 }
