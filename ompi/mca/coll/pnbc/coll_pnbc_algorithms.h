@@ -30,9 +30,11 @@ typedef struct pnbc_algorithm_t {
     bool (*usable)(const pnbc_coll_args_t *a);
 } pnbc_algorithm_t;
 
-/* Pick the algorithm for a call (honours the per-collective MCA override
- * when usable).  Never NULL for a collective pnbc implements. */
-const pnbc_algorithm_t *mca_coll_pnbc_select(const pnbc_coll_args_t *a);
+/* Pick the algorithm for a call (hint, MCA override, decision rules,
+ * table order: see coll_pnbc_select.c).  Never NULL for a collective
+ * pnbc implements. */
+const pnbc_algorithm_t *mca_coll_pnbc_select(const pnbc_coll_args_t *a, struct ompi_info_t *info);
+void mca_coll_pnbc_select_close(void);
 /* Does pnbc serve this collective on intra- (inter = false) or
  * intercommunicators? */
 bool mca_coll_pnbc_implemented(pnbc_coll_t coll, bool inter);

@@ -33,10 +33,6 @@
 
 #include "coll_pnbc_algorithms.h"
 
-/* Adaptive choice, see pnbc_alltoall_adaptive(). */
-#define A2A_LINEAR_MAX_RANKS 4
-#define A2A_BRUCK_MAX_BLOCK_BYTES 256
-
 /* The block for/from one peer on one side of the exchange. */
 typedef struct a2a_block_t {
     pnbc_ref_t ref;
@@ -402,37 +398,9 @@ void pnbc_alltoall_bruck(pnbc_schedule_t *s, const pnbc_coll_args_t *a)
     }
 }
 
-/* ------------------------------------------------------------------ */
-/* Automatic choice                                                   */
-/* ------------------------------------------------------------------ */
-
-/*
- * pnbc_alltoall_adaptive  (alltoall, alltoallv, alltoallw)
- *   Accepts: anything the three algorithms accept.
- *   Chooses, from data every rank agrees on (p, and for alltoall the
- *   block size, which is equal on all ranks):
- *     p <= 4                          linear: one round, few messages
- *     alltoall, block <= 256 bytes    bruck: log2 p rounds beat p-1
- *                                     latency-bound rounds
- *     otherwise                       pairwise: one message each way per
- *                                     round, no temporaries
- *   It is first in the tables, so it is what "auto" means; the others
- *   can be forced by name.
- */
-void pnbc_alltoall_adaptive(pnbc_schedule_t *s, const pnbc_coll_args_t *a)
-{
-    if (a->size <= A2A_LINEAR_MAX_RANKS) {
-        pnbc_alltoall_linear(s, a);
-    } else if (PNBC_ALLTOALL == a->coll
-               && recv_side(a, a->rank).bytes <= A2A_BRUCK_MAX_BLOCK_BYTES) {
-        pnbc_alltoall_bruck(s, a);
-    } else {
-        pnbc_alltoall_pairwise(s, a);
-    }
-}
-
+/* Tables.  The automatic choice (linear for p <= 4, Bruck for blocks of
+ * at most 256 bytes, pairwise otherwise) is in coll_pnbc_select.c's rules. */
 const pnbc_algorithm_t pnbc_alltoall_algorithms[] = {
-    { "adaptive", pnbc_alltoall_adaptive, NULL },
     { "pairwise", pnbc_alltoall_pairwise, NULL },
     { "bruck", pnbc_alltoall_bruck, NULL },
     { "linear", pnbc_alltoall_linear, NULL },
@@ -440,14 +408,12 @@ const pnbc_algorithm_t pnbc_alltoall_algorithms[] = {
 };
 
 const pnbc_algorithm_t pnbc_alltoallv_algorithms[] = {
-    { "adaptive", pnbc_alltoall_adaptive, NULL },
     { "pairwise", pnbc_alltoall_pairwise, NULL },
     { "linear", pnbc_alltoall_linear, NULL },
     { NULL, NULL, NULL }
 };
 
 const pnbc_algorithm_t pnbc_alltoallw_algorithms[] = {
-    { "adaptive", pnbc_alltoall_adaptive, NULL },
     { "pairwise", pnbc_alltoall_pairwise, NULL },
     { "linear", pnbc_alltoall_linear, NULL },
     { NULL, NULL, NULL }

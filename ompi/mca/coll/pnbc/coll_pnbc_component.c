@@ -79,6 +79,7 @@ static int pnbc_close(void)
         c->progress_registered = false;
     }
     OBJ_DESTRUCT(&c->lock);
+    mca_coll_pnbc_select_close();
     return OMPI_SUCCESS;
 }
 

@@ -116,13 +116,12 @@ int mca_coll_pnbc_coll_init(pnbc_coll_args_t *args, struct ompi_info_t *info,
                             ompi_request_t **request, mca_coll_base_module_t *module)
 {
     mca_coll_pnbc_module_t *pmod = (mca_coll_pnbc_module_t *) module;
-    (void) info;    /* per-request hints: not interpreted yet */
 
     args->rank = ompi_comm_rank(args->comm);
     args->size = ompi_comm_size(args->comm);
     args->inter = OMPI_COMM_IS_INTER(args->comm);
     args->remote_size = args->inter ? ompi_comm_remote_size(args->comm) : 0;
-    const pnbc_algorithm_t *alg = mca_coll_pnbc_select(args);
+    const pnbc_algorithm_t *alg = mca_coll_pnbc_select(args, info);
 
     mca_coll_pnbc_request_t *req =
         mca_coll_pnbc_request_new(args->comm, mca_coll_pnbc_next_tag(pmod));

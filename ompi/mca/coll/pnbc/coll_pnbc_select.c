@@ -2,17 +2,30 @@
  * Copyright (c) 2026 The pnbc developers.
  * SPDX-License-Identifier: BSD-3-Clause
  *
- * Algorithm selection.  One table per collective lists its algorithms in
- * order of preference; the automatic choice is the first usable entry,
- * and coll_pnbc_<coll>_algorithm forces one by name.  Every input to the
- * choice (communicator size, counts, datatype, op) is the same on every
- * rank, so every rank builds matching schedules without talking.
+ * Algorithm selection, made once at init and identically on every rank:
+ * every input (communicator size, message size, op, hints) is the same
+ * everywhere, so all ranks build matching schedules without talking.
+ *
+ * In order, the first that names a usable algorithm wins:
+ *   1. the request's MPI_Info hint "pnbc_algorithm"
+ *   2. the MCA parameter coll_pnbc_<coll>_algorithm
+ *   3. the decision rules: those of coll_pnbc_tuning_file for this
+ *      collective if it has any (written by contrib/tuner), else the
+ *      built-in ones below
+ *   4. the first usable entry of the collective's algorithm table
+ * A hint or override that cannot serve the call falls through, and says
+ * so at coll_pnbc_verbose >= 1.
  */
 
 #include "coll_pnbc_algorithms.h"
 
+#include "ompi/info/info.h"
 #include "opal/mca/base/mca_base_var.h"
 #include "opal/util/output.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 typedef struct pnbc_coll_desc_t {
     const char *name;
@@ -73,34 +86,219 @@ static bool usable(const pnbc_algorithm_t *alg, const pnbc_coll_args_t *a)
     return NULL == alg->usable || alg->usable(a);
 }
 
-const pnbc_algorithm_t *mca_coll_pnbc_select(const pnbc_coll_args_t *a)
+static const pnbc_algorithm_t *find_algorithm(const pnbc_algorithm_t *table, const char *name)
+{
+    for (const pnbc_algorithm_t *alg = table; NULL != alg->name; ++alg) {
+        if (0 == strcmp(alg->name, name)) {
+            return alg;
+        }
+    }
+    return NULL;
+}
+
+/* ------------------------------------------------------------------ */
+/* Decision rules                                                     */
+/* ------------------------------------------------------------------ */
+
+/* A rule applies when the communicator has at most max_comm_size ranks
+ * and the call moves at most max_bytes (see call_bytes); 0 = no bound.
+ * Rules are tried in order. */
+typedef struct pnbc_rule_t {
+    pnbc_coll_t coll;
+    int max_comm_size;
+    size_t max_bytes;
+    const char *algorithm;
+} pnbc_rule_t;
+
+/* Built-in rules, from measurements on a 2-core node (README). */
+static const pnbc_rule_t builtin_rules[] = {
+    { PNBC_ALLTOALL, 4, 0, "linear" },
+    { PNBC_ALLTOALL, 0, 256, "bruck" },
+    { PNBC_ALLTOALL, 0, 0, "pairwise" },
+    { PNBC_ALLTOALLV, 4, 0, "linear" },
+    { PNBC_ALLTOALLV, 0, 0, "pairwise" },
+    { PNBC_ALLTOALLW, 4, 0, "linear" },
+    { PNBC_ALLTOALLW, 0, 0, "pairwise" },
+};
+
+static pnbc_rule_t *file_rules;     /* from coll_pnbc_tuning_file */
+static size_t nfile_rules;
+static bool file_loaded;
+static char *tuning_file;
+
+/* The size a rule compares: bytes of one rank's contribution (the whole
+ * vector for reductions and bcast, one block for the block collectives,
+ * the average block for v/w variants). */
+static size_t call_bytes(const pnbc_coll_args_t *a)
+{
+    if (NULL != a->dtype) {
+        return a->count * a->dtype->super.size;
+    }
+    if (NULL != a->rdtype && 0 != a->rcount) {
+        return a->rcount * a->rdtype->super.size;
+    }
+    if (NULL != a->sdtype) {
+        return a->scount * a->sdtype->super.size;
+    }
+    return 0;
+}
+
+static bool rule_applies(const pnbc_rule_t *r, const pnbc_coll_args_t *a)
+{
+    return r->coll == a->coll && (0 == r->max_comm_size || a->size <= r->max_comm_size) &&
+           (0 == r->max_bytes || call_bytes(a) <= r->max_bytes);
+}
+
+/* Parse "<coll> <max_comm_size> <max_bytes> <algorithm>" lines; '#'
+ * starts a comment.  A line naming an unknown collective is skipped. */
+static void load_tuning_file(void)
+{
+    file_loaded = true;
+    if (NULL == tuning_file || '\0' == tuning_file[0]) {
+        return;
+    }
+    FILE *f = fopen(tuning_file, "r");
+    if (NULL == f) {
+        opal_output(0, "coll:pnbc: cannot read coll_pnbc_tuning_file %s; using built-in rules",
+                    tuning_file);
+        return;
+    }
+    char line[256], coll[64], alg[64];
+    int max_p;
+    size_t max_bytes;
+    while (NULL != fgets(line, sizeof(line), f)) {
+        if ('#' == line[0] ||
+            4 != sscanf(line, "%63s %d %zu %63s", coll, &max_p, &max_bytes, alg)) {
+            continue;
+        }
+        for (int c = 0; c < PNBC_NCOLLS; ++c) {
+            const pnbc_algorithm_t *known = find_algorithm(coll_table[c].algorithms, alg);
+            if (0 != strcmp(coll, coll_table[c].name) || NULL == known) {
+                continue;
+            }
+            pnbc_rule_t *grown = realloc(file_rules, (nfile_rules + 1) * sizeof(*grown));
+            if (NULL != grown) {
+                file_rules = grown;
+                file_rules[nfile_rules++] = (pnbc_rule_t) { (pnbc_coll_t) c, max_p, max_bytes,
+                                                            known->name };
+            }
+        }
+    }
+    fclose(f);
+}
+
+static bool file_has_rules_for(pnbc_coll_t coll)
+{
+    for (size_t i = 0; i < nfile_rules; ++i) {
+        if (file_rules[i].coll == coll) {
+            return true;
+        }
+    }
+    return false;
+}
+
+static const pnbc_algorithm_t *by_rules(const pnbc_algorithm_t *table,
+                                        const pnbc_coll_args_t *a)
+{
+    const pnbc_rule_t *rules = builtin_rules;
+    size_t n = sizeof(builtin_rules) / sizeof(builtin_rules[0]);
+
+    if (!file_loaded) {
+        load_tuning_file();
+    }
+    if (file_has_rules_for(a->coll)) {
+        rules = file_rules;
+        n = nfile_rules;
+    }
+    for (size_t i = 0; i < n; ++i) {
+        const pnbc_algorithm_t *alg = rule_applies(&rules[i], a)
+                                          ? find_algorithm(table, rules[i].algorithm) : NULL;
+        if (NULL != alg && usable(alg, a)) {
+            return alg;
+        }
+    }
+    return NULL;
+}
+
+/* ------------------------------------------------------------------ */
+/* The choice                                                         */
+/* ------------------------------------------------------------------ */
+
+static void say_unusable(const pnbc_coll_desc_t *d, const char *source, const char *name)
+{
+    if (mca_coll_pnbc_component.verbose >= 1) {
+        opal_output(0, "coll:pnbc: %s_init: %s algorithm \"%s\" unknown or unusable for this "
+                    "call; choosing automatically", d->name, source, name);
+    }
+}
+
+/* The algorithm an MPI_Info hint asks for, if any and usable. */
+static const pnbc_algorithm_t *by_hint(const pnbc_coll_desc_t *d,
+                                       const pnbc_algorithm_t *table,
+                                       const pnbc_coll_args_t *a, struct ompi_info_t *info)
+{
+    char value[64];
+    int flag = 0;
+
+    if (NULL == info || MPI_INFO_NULL == info ||
+        OMPI_SUCCESS != ompi_info_get(info, "pnbc_algorithm", sizeof(value) - 1, value, &flag) ||
+        !flag) {
+        return NULL;
+    }
+    const pnbc_algorithm_t *alg = find_algorithm(table, value);
+    if (NULL != alg && usable(alg, a)) {
+        return alg;
+    }
+    say_unusable(d, "MPI_Info pnbc_algorithm", value);
+    return NULL;
+}
+
+const pnbc_algorithm_t *mca_coll_pnbc_select(const pnbc_coll_args_t *a, struct ompi_info_t *info)
 {
     const pnbc_coll_desc_t *d = &coll_table[a->coll];
     const pnbc_algorithm_t *table = algorithms_for(d, a->inter);
+    const pnbc_algorithm_t *alg = by_hint(d, table, a, info);
 
     /* The MCA override names an intracommunicator algorithm. */
-    if (d->forced > 0 && !a->inter) {
-        const pnbc_algorithm_t *alg = &d->algorithms[d->forced - 1];
-        if (usable(alg, a)) {
-            return alg;
-        }
-        if (mca_coll_pnbc_component.verbose >= 1) {
-            opal_output(0, "coll:pnbc: %s_init: algorithm %s cannot serve this call; "
-                        "choosing automatically", d->name, alg->name);
+    if (NULL == alg && d->forced > 0 && !a->inter) {
+        alg = &d->algorithms[d->forced - 1];
+        if (!usable(alg, a)) {
+            say_unusable(d, "MCA", alg->name);
+            alg = NULL;
         }
     }
-    for (const pnbc_algorithm_t *alg = table; NULL != alg->name; ++alg) {
-        if (usable(alg, a)) {
-            return alg;
+    if (NULL == alg && !a->inter) {
+        alg = by_rules(table, a);
+    }
+    for (const pnbc_algorithm_t *cand = table; NULL == alg && NULL != cand->name; ++cand) {
+        if (usable(cand, a)) {
+            alg = cand;
         }
     }
-    return &table[0];
+    return (NULL != alg) ? alg : &table[0];
+}
+
+void mca_coll_pnbc_select_close(void)
+{
+    free(file_rules);
+    file_rules = NULL;
+    nfile_rules = 0;
+    file_loaded = false;
 }
 
 /* Register coll_pnbc_<coll>_algorithm for every collective, as an enum
  * whose values are "auto" and the table's algorithm names. */
 void mca_coll_pnbc_select_register(void)
 {
+    tuning_file = NULL;
+    (void) mca_base_component_var_register(&mca_coll_pnbc_component.super.collm_version,
+        "tuning_file",
+        "Decision file written by contrib/tuner/pnbc-tune: lines \"<coll> <max_comm_size> "
+        "<max_bytes> <algorithm>\" (0 = unbounded), first match wins; replaces the "
+        "built-in rules of every collective it mentions",
+        MCA_BASE_VAR_TYPE_STRING, NULL, 0, 0, OPAL_INFO_LVL_5,
+        MCA_BASE_VAR_SCOPE_READONLY, &tuning_file);
+
     for (int c = 0; c < PNBC_NCOLLS; ++c) {
         pnbc_coll_desc_t *d = &coll_table[c];
         if (!mca_coll_pnbc_implemented((pnbc_coll_t) c, false)) {
