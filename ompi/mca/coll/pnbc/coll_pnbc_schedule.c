@@ -233,6 +233,18 @@ static int bind_copy(pnbc_action_t *a)
     return OMPI_SUCCESS;
 }
 
+void pnbc_sched_rebase(pnbc_schedule_t *s, uint32_t mark, pnbc_buf_t buf, pnbc_ref_t to)
+{
+    for (uint32_t i = mark; i < s->nactions; ++i) {
+        pnbc_span_t *spans[] = { &s->actions[i].buf, &s->actions[i].src };
+        for (size_t k = 0; k < sizeof(spans) / sizeof(spans[0]); ++k) {
+            if (buf == spans[k]->ref.buf) {
+                spans[k]->ref = pnbc_ref_shift(to, spans[k]->ref.disp);
+            }
+        }
+    }
+}
+
 /* Remove rounds that ended up with no actions (builders may open a round
  * and then find nothing to do in it on this rank). */
 static void sched_drop_empty_rounds(pnbc_schedule_t *s)

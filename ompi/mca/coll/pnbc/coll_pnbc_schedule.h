@@ -167,6 +167,17 @@ void pnbc_sched_copy(pnbc_schedule_t *s, pnbc_ref_t src, size_t scount,
                      ompi_datatype_t *sdtype, pnbc_ref_t dst, size_t dcount,
                      ompi_datatype_t *ddtype);
 
+/* Number of actions added so far (a mark for pnbc_sched_rebase). */
+static inline uint32_t pnbc_sched_mark(const pnbc_schedule_t *s)
+{
+    return s->nactions;
+}
+
+/* Make the actions added since `mark` use `to` wherever they referred to
+ * buffer `buf`: lets a builder compose another builder whose result it
+ * wants somewhere else (e.g. reduce into a temporary, then scatter). */
+void pnbc_sched_rebase(pnbc_schedule_t *s, uint32_t mark, pnbc_buf_t buf, pnbc_ref_t to);
+
 /* Allocate the temporary area, drop empty rounds, resolve every reference
  * against the user's buffers and bind each SEND/RECV to a transport for
  * (comm, tag).  Returns the first builder error, if any. */
