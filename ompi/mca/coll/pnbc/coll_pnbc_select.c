@@ -126,21 +126,33 @@ static size_t nfile_rules;
 static bool file_loaded;
 static char *tuning_file;
 
-/* The size a rule compares: bytes of one rank's contribution (the whole
- * vector for reductions and bcast, one block for the block collectives,
- * the average block for v/w variants). */
+/* The size a rule compares: bytes of one rank's contribution, computed
+ * only from arguments that are significant on every rank so that all
+ * ranks agree (the whole vector for reductions and bcast, one block for
+ * the block collectives; v/w variants have no common size: 0, so only
+ * communicator-size bounds apply to them). */
+static size_t type_bytes(size_t count, const ompi_datatype_t *dtype)
+{
+    return (NULL == dtype) ? 0 : count * dtype->super.size;
+}
+
 static size_t call_bytes(const pnbc_coll_args_t *a)
 {
-    if (NULL != a->dtype) {
-        return a->count * a->dtype->super.size;
+    const bool at_root = (a->rank == a->root);
+    switch (a->coll) {
+    case PNBC_BCAST: case PNBC_REDUCE: case PNBC_ALLREDUCE: case PNBC_SCAN:
+    case PNBC_EXSCAN: case PNBC_REDUCE_SCATTER_BLOCK:
+        return type_bytes(a->count, a->dtype);
+    case PNBC_GATHER:
+        return at_root ? type_bytes(a->rcount, a->rdtype) : type_bytes(a->scount, a->sdtype);
+    case PNBC_SCATTER:
+        return at_root ? type_bytes(a->scount, a->sdtype) : type_bytes(a->rcount, a->rdtype);
+    case PNBC_ALLGATHER: case PNBC_ALLTOALL: case PNBC_NEIGHBOR_ALLGATHER:
+    case PNBC_NEIGHBOR_ALLTOALL:
+        return type_bytes(a->rcount, a->rdtype);
+    default:
+        return 0;
     }
-    if (NULL != a->rdtype && 0 != a->rcount) {
-        return a->rcount * a->rdtype->super.size;
-    }
-    if (NULL != a->sdtype) {
-        return a->scount * a->sdtype->super.size;
-    }
-    return 0;
 }
 
 static bool rule_applies(const pnbc_rule_t *r, const pnbc_coll_args_t *a)

@@ -1,0 +1,161 @@
+/*
+ * Shared helpers for the pnbc test programs.
+ *
+ * Everything here uses the public MPI API only (plus the MPIX_*_init
+ * persistent collectives from <mpi-ext.h>), so the tests run against any
+ * component that serves persistent collectives (pnbc, libnbc, ...).
+ *
+ * Data model: a test datatype is described by a "layout": the byte offsets
+ * and kinds of the primitive fields inside one element, and the element
+ * extent.  Bytes of an element not covered by a field are holes.  Inputs are
+ * deterministic functions of (case id, iteration, rank, element, field), so
+ * every rank can compute every other rank's contribution and therefore the
+ * expected result of a reduction locally, in the canonical MPI order
+ * x0 op (x1 op (... op x_{n-1})).
+ */
+#ifndef PNBC_TEST_COMMON_H
+#define PNBC_TEST_COMMON_H
+
+#include <mpi.h>
+#if defined(MPICH_VERSION) && MPI_VERSION >= 4
+/* MPICH 4 (to cross-check the tests against an independent implementation):
+ * the MPI-4 names */
+#define MPIX_Barrier_init MPI_Barrier_init
+#define MPIX_Bcast_init MPI_Bcast_init
+#define MPIX_Reduce_init MPI_Reduce_init
+#define MPIX_Allreduce_init MPI_Allreduce_init
+#else
+#include <mpi-ext.h>
+#endif
+#include <stddef.h>
+#include <stdint.h>
+
+#define POISON_RECV 0xA5
+#define POISON_SEND 0x5A
+
+/* ---------------------------------------------------------------- hashing */
+static inline uint64_t mix64(uint64_t x)
+{
+    x += 0x9e3779b97f4a7c15ULL;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+    return x ^ (x >> 31);
+}
+
+/* seed of the input of rank `rank` at iteration `it` of case `id` */
+static inline uint64_t input_seed(uint64_t id, int it, int rank)
+{
+    return mix64(mix64(id * 1000003ULL + (uint64_t)it) ^ ((uint64_t)rank * 0x632be59bd9b4e019ULL));
+}
+
+/* ---------------------------------------------------------------- time */
+double now_sec(void);           /* CLOCK_MONOTONIC, shared by all processes of a node */
+
+/* ---------------------------------------------------------------- watchdog
+ * SIGALRM based last resort against hangs inside MPI: prints what was going
+ * on and _exit()s, which makes mpirun tear the job down.  Crash signals
+ * (SEGV, BUS, FPE, ILL, ABRT) print the same text, then chain to the
+ * previous handler.  Call after MPI_Init.                                    */
+void watchdog_init(const char *progname, int rank);
+void watchdog_arm(int seconds, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void watchdog_disarm(void);
+/* Only update the "what is running" text (also printed on a crash signal). */
+void watchdog_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* ---------------------------------------------------------------- datatypes */
+typedef enum { PR_INT, PR_DOUBLE, PR_CHAR, PR_BYTE, PR_LONG, PR_FLOAT } prim_t;
+#define MAXPRIM 4
+
+typedef struct dtype {
+    const char *name;
+    MPI_Datatype type;
+    size_t extent;
+    int nprim;
+    size_t off[MAXPRIM];
+    prim_t kind[MAXPRIM];
+    int derived;                /* created with MPI_Type_* (must be freed) */
+} dtype_t;
+
+extern dtype_t T_INT, T_DOUBLE, T_CHAR, T_BYTE, T_LONG, T_FLOAT, T_DINT;
+extern dtype_t T_CONTIG3I;  /* MPI_Type_contiguous(3, MPI_INT)                        */
+extern dtype_t T_VECD;      /* vector(2,1,2,MPI_DOUBLE) resized to 32 B: 2 gaps/elem  */
+extern dtype_t T_STRUCTH;   /* struct {int @0; double @8; char @16}, extent 24: holes */
+extern dtype_t T_MAT2C;     /* 2x2 int matrix, contiguous(4, MPI_INT)                  */
+extern dtype_t T_MAT2H;     /* 2x2 int matrix as struct with holes, extent 32          */
+extern dtype_t T_MAT2V;     /* 2x2 int matrix as vector(4,1,2,MPI_INT) resized to 32 B */
+
+/* Creates/commits the derived types above and checks the predefined extents. */
+int types_create(void);
+void types_free(void);
+/* Make a NEW, independent MPI datatype with the layout of `proto` (a derived
+ * one).  The caller owns out->type. */
+int dtype_clone(dtype_t *out, const dtype_t *proto);
+size_t prim_size(prim_t k);
+
+/* ---------------------------------------------------------------- operations */
+typedef enum {
+    OP_NONE,                    /* no reduction (bcast data)                      */
+    OP_SUM, OP_MAX, OP_MIN, OP_PROD, OP_BAND, OP_BOR, OP_BXOR,
+    OP_MINLOC, OP_MAXLOC,       /* on T_DINT                                      */
+    OP_U_AFFINE,                /* user, non-commutative, on MPI_INT: packed affine
+                                   maps x -> a*x+b mod 32749, op = composition    */
+    OP_U_MATMUL,                /* user, non-commutative: 2x2 matmul mod 10007     */
+    OP_U_DSUM                   /* user, commutative: sum of the double fields     */
+} opk_t;
+
+const char *op_name(opk_t k);
+int op_is_user(opk_t k);
+/* Predefined op handle, or a NEW user op (caller frees) for user kinds.  For
+ * OP_U_MATMUL the callback is bound to the layout `dt` (T_MAT2C/H/V). */
+MPI_Op op_create(opk_t k, const dtype_t *dt);
+/* Global user ops created by ops_create(): valid for the shared types. */
+int ops_create(void);
+void ops_free(void);
+MPI_Op op_get(opk_t k, const dtype_t *dt);
+
+/* ---------------------------------------------------------------- data */
+/* Write the input fields of `count` elements (holes untouched). */
+void fill_input(void *buf, const dtype_t *dt, int count, opk_t op, uint64_t seed);
+/* inout[i] = in[i] op inout[i] on the fields (the MPI user-function convention) */
+void reduce_local(const void *in, void *inout, const dtype_t *dt, int count, opk_t op);
+/* Describe the first difference between got and expected (whole elements,
+ * holes included) into msg; returns 0 when equal. */
+int compare_buffers(const void *got, const void *exp, const dtype_t *dt, int count,
+                    char *msg, size_t msglen);
+
+/* ---------------------------------------------------------------- requests */
+typedef enum { C_BARRIER, C_BCAST, C_REDUCE, C_ALLREDUCE } coll_t;
+const char *coll_name(coll_t c);
+
+typedef struct preq {
+    coll_t coll;
+    dtype_t dt;                 /* copy of the layout (handle may be freed later) */
+    opk_t opk;
+    MPI_Op op;
+    int count, root, inplace, nullrecv;
+    MPI_Comm comm;
+    int rank, size;
+    int am_root, use_inplace;
+    unsigned char *sbuf, *rbuf, *exp, *tmp, *scopy;
+    size_t bytes;
+    MPI_Request req;
+    uint64_t id;
+} preq_t;
+
+/* Allocate buffers.  inplace: MPI_IN_PLACE at the root (reduce) / everywhere
+ * (allreduce).  nullrecv: reduce non-roots pass recvbuf = NULL. */
+void preq_setup(preq_t *p, coll_t coll, MPI_Comm comm, const dtype_t *dt, opk_t opk,
+                MPI_Op op, int count, int root, int inplace, int nullrecv, uint64_t id);
+/* Calls MPIX_<coll>_init; buffers hold junk at that time. */
+int preq_init(preq_t *p, MPI_Info info);
+/* New inputs for iteration `it`, poisoned receive buffers. */
+void preq_prepare(preq_t *p, int it);
+/* Check the result of iteration `it`; 0 = ok, otherwise msg describes it. */
+int preq_check(preq_t *p, int it, char *msg, size_t msglen);
+void preq_release(preq_t *p);
+
+/* ---------------------------------------------------------------- misc */
+const char *err_class_str(int rc);  /* "MPI_ERR_REQUEST (class 19): text" */
+long rss_bytes(void);                 /* resident set size from /proc/self/statm */
+
+#endif

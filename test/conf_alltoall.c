@@ -1,0 +1,672 @@
+/*
+ * conf_alltoall: results of the persistent all-to-all collectives
+ * (MPIX_Alltoall_init, MPIX_Alltoallv_init, MPIX_Alltoallw_init).
+ *
+ * Every block s -> d is a sequence of primitive values generated from
+ * (case, iteration, s, d, index), so every rank computes locally what it
+ * must receive.  Each result is compared with that local expectation
+ * (holes of derived types must keep the receive poison) and with the
+ * BLOCKING MPI_Alltoall{,v,w} run on the same input (served by
+ * tuned/basic, not by a persistent-collective component).
+ *
+ * Types: a block's signature comes from a "family" (ints, doubles, or a
+ * struct with holes); each side picks any type of the family, so sender
+ * and receiver use different layouts of the same signature (vector vs
+ * contiguous vs struct with holes), and alltoallw picks per peer --
+ * even the family changes from pair to pair.
+ *
+ * Coverage: MPI_IN_PLACE for all three; zero counts on some ranks, on
+ * one rank only, or everywhere; a rank that sends nothing but receives;
+ * non-monotonic displacements with gaps; duplicated and split (reversed
+ * rank order) communicators; blocks above the eager limit; datatype
+ * handles freed right after init; several requests outstanding at once
+ * (MPI_Startall); and an in-place alltoallv in which one rank has only
+ * zero counts, followed on the same communicator by persistent allreduce
+ * and bcast requests started several times (a libnbc hang).
+ *
+ * Every request is started ITERS times with new inputs; receive buffers
+ * are poisoned before each start; send buffers must stay unchanged.
+ * Output: one FAIL line per failing check; rank 0 prints
+ * "conf_alltoall: N checks, M failures".  Exit status non-zero on failure.
+ */
+#define _GNU_SOURCE
+#include "common.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define ITERS 3
+#define CASE_TIMEOUT 60
+
+static int wrank;
+static const char *only;        /* --only SUBSTR: run matching scenarios only */
+
+static int selected(const char *desc)
+{
+    return only == NULL || strstr(desc, only) != NULL;
+}
+static long n_checks, n_failures;
+static int n_printed;
+#define MAX_PRINT 40
+
+/* ------------------------------------------------------------------ report */
+static void check(int ok, const char *what, int it, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static void check(int ok, const char *what, int it, const char *fmt, ...)
+{
+    n_checks++;
+    if (ok) return;
+    n_failures++;
+    if (n_printed++ < MAX_PRINT) {
+        char msg[700];
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(msg, sizeof msg, fmt, ap);
+        va_end(ap);
+        printf("FAIL %s iter=%d world_rank=%d: %s\n", what, it, wrank, msg);
+        fflush(stdout);
+    }
+}
+
+static void *xcalloc(size_t n, size_t sz)
+{
+    void *p = calloc(n ? n : 1, sz ? sz : 1);
+    if (!p) {
+        fprintf(stderr, "out of memory\n");
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+    return p;
+}
+
+/* ------------------------------------------------------------------ families */
+typedef enum { F_INT, F_DBL, F_STR, F_MIX } fam_t;     /* F_MIX: per pair */
+
+static const dtype_t *fam_types(fam_t f, int i, int *n)
+{
+    static const dtype_t *ints[4], *dbls[2], *strs[1];
+    ints[0] = &T_MAT2C; ints[1] = &T_MAT2V; ints[2] = &T_MAT2H; ints[3] = &T_INT;
+    dbls[0] = &T_VECD; dbls[1] = &T_DOUBLE;
+    strs[0] = &T_STRUCTH;
+    switch (f) {
+    case F_INT: *n = 4; return ints[i % 4];
+    case F_DBL: *n = 2; return dbls[i % 2];
+    default: *n = 1; return strs[0];
+    }
+}
+
+/* primitives per "unit" of a family (the largest type's element) */
+static int fam_unit(fam_t f)
+{
+    return f == F_INT ? 4 : f == F_DBL ? 2 : 3;
+}
+
+/* ------------------------------------------------------------------ cases */
+typedef enum { A2A, A2AV, A2AW } coll_k;
+static const char *coll_str[] = { "alltoall", "alltoallv", "alltoallw" };
+
+typedef enum {
+    U_CONST,        /* param units everywhere */
+    U_VARIED,       /* 0..3, not symmetric */
+    U_SYMM,         /* 0..2, symmetric (in place) */
+    U_ZERO_RANK,    /* rank z exchanges nothing, symmetric */
+    U_ZERO_SEND     /* rank z sends nothing but receives */
+} units_k;
+
+typedef struct {
+    const char *name;
+    coll_k coll;
+    int inplace;
+    units_k units;
+    int param;
+    fam_t fam;
+    /* type index = base + rmul * rank + pmul * peer (pmul: alltoallw only) */
+    int s_base, s_rmul, s_pmul;
+    int r_base, r_rmul, r_pmul;
+} case_t;
+
+static int zero_rank(int size)
+{
+    return size > 1 ? 1 : 0;
+}
+
+static int units(const case_t *c, int size, int s, int d)
+{
+    int z = zero_rank(size);
+    switch (c->units) {
+    case U_CONST: return c->param;
+    case U_VARIED: return (s * 7 + d * 3 + c->param) % 4;
+    case U_SYMM: return (s + d + c->param) % 3;
+    case U_ZERO_RANK: return (s == z || d == z) ? 0 : 1 + (s + d + c->param) % 3;
+    case U_ZERO_SEND: return (s == z) ? 0 : 1 + (s * 2 + d + c->param) % 3;
+    }
+    return 0;
+}
+
+static fam_t pair_fam(const case_t *c, int s, int d)
+{
+    return c->fam == F_MIX ? (fam_t)((s + d) % 3) : c->fam;
+}
+
+/* the layout `rank` uses for its block to/from `peer` on one side */
+static const dtype_t *pick(const case_t *c, int send_side, int rank, int peer, fam_t f)
+{
+    int n, base = send_side ? c->s_base : c->r_base;
+    int rmul = send_side ? c->s_rmul : c->r_rmul, pmul = send_side ? c->s_pmul : c->r_pmul;
+    if (c->coll != A2AW) pmul = 0;
+    fam_types(f, 0, &n);
+    return fam_types(f, base + rmul * rank + pmul * peer, &n);
+}
+
+/* ------------------------------------------------------------------ one request */
+typedef struct {
+    const dtype_t *dt;
+    int count;
+    size_t disp;            /* bytes */
+} blk_t;
+
+typedef struct {
+    const case_t *c;
+    MPI_Comm comm;
+    int rank, size;
+    uint64_t id;
+    blk_t *sblk, *rblk;     /* per peer */
+    int *scounts, *sdispls, *rcounts, *rdispls;
+    MPI_Datatype *stypes, *rtypes;
+    size_t sbytes, rbytes;
+    unsigned char *sbuf, *rbuf, *scopy, *exp, *ref, *init_rbuf;
+    MPI_Request req;
+    char desc[300];
+} a2a_t;
+
+static uint64_t next_id = 1;
+
+static int prims_of(const case_t *c, int size, int s, int d)
+{
+    return units(c, size, s, d) * fam_unit(pair_fam(c, s, d));
+}
+
+/* Place the blocks of one side: alltoall by MPI's rule; v/w in reversed
+ * peer order with a gap after every block. */
+static size_t layout_side(const case_t *c, int size, int rank, int send_side, blk_t *b)
+{
+    size_t end = 1, cur = 0;
+    for (int i = 0; i < size; i++) {
+        int s = send_side ? rank : i, d = send_side ? i : rank;
+        fam_t f = pair_fam(c, s, d);
+        b[i].dt = pick(c, send_side, rank, i, f);
+        b[i].count = prims_of(c, size, s, d) / b[i].dt->nprim;
+    }
+    for (int k = 0; k < size; k++) {
+        int i = (c->coll == A2A) ? k : size - 1 - k;
+        size_t ext = b[i].dt->extent;
+        if (c->coll == A2A) {
+            b[i].disp = (size_t)i * (size_t)b[i].count * ext;
+        } else if (c->coll == A2AV) {
+            b[i].disp = cur;            /* a multiple of the extent */
+            cur += ((size_t)b[i].count + 1) * ext;
+        } else {
+            b[i].disp = cur;
+            cur += (size_t)b[i].count * ext + 8;
+            cur = (cur + 7) & ~(size_t)7;
+        }
+        size_t e = b[i].disp + (size_t)b[i].count * ext;
+        if (e > end) end = e;
+    }
+    return end;
+}
+
+static void mpi_args(const blk_t *b, int size, int **counts, int **displs, MPI_Datatype **types)
+{
+    *counts = xcalloc(size, sizeof(int));
+    *displs = xcalloc(size, sizeof(int));
+    *types = xcalloc(size, sizeof(MPI_Datatype));
+    for (int i = 0; i < size; i++) {
+        (*counts)[i] = b[i].count;
+        (*displs)[i] = (int)b[i].disp;
+        (*types)[i] = b[i].dt->type;
+    }
+}
+
+static void a2a_setup(a2a_t *x, const case_t *c, MPI_Comm comm, const char *comm_name)
+{
+    memset(x, 0, sizeof *x);
+    x->c = c;
+    x->comm = comm;
+    x->id = next_id++;
+    x->req = MPI_REQUEST_NULL;
+    MPI_Comm_rank(comm, &x->rank);
+    MPI_Comm_size(comm, &x->size);
+    snprintf(x->desc, sizeof x->desc, "%s case=%s comm=%s np=%d in-place=%d", coll_str[c->coll],
+             c->name, comm_name, x->size, c->inplace);
+    x->sblk = xcalloc(x->size, sizeof(blk_t));
+    x->rblk = xcalloc(x->size, sizeof(blk_t));
+    x->rbytes = layout_side(c, x->size, x->rank, 0, x->rblk);
+    mpi_args(x->rblk, x->size, &x->rcounts, &x->rdispls, &x->rtypes);
+    if (!c->inplace) {
+        x->sbytes = layout_side(c, x->size, x->rank, 1, x->sblk);
+        mpi_args(x->sblk, x->size, &x->scounts, &x->sdispls, &x->stypes);
+        x->sbuf = xcalloc(x->sbytes, 1);
+        x->scopy = xcalloc(x->sbytes, 1);
+    }
+    if (c->coll == A2AV) {      /* element displacements */
+        for (int i = 0; i < x->size; i++) {
+            x->rdispls[i] = (int)(x->rblk[i].disp / x->rblk[i].dt->extent);
+            if (!c->inplace) x->sdispls[i] = (int)(x->sblk[i].disp / x->sblk[i].dt->extent);
+        }
+    }
+    x->rbuf = xcalloc(x->rbytes, 1);
+    x->exp = xcalloc(x->rbytes, 1);
+    x->ref = xcalloc(x->rbytes, 1);
+    x->init_rbuf = xcalloc(x->rbytes, 1);
+}
+
+static void a2a_release(a2a_t *x)
+{
+    if (x->req != MPI_REQUEST_NULL) {
+        int rc = MPI_Request_free(&x->req);
+        check(rc == MPI_SUCCESS, x->desc, -1, "MPI_Request_free: %s", err_class_str(rc));
+    }
+    free(x->sblk); free(x->rblk);
+    free(x->scounts); free(x->sdispls); free(x->stypes);
+    free(x->rcounts); free(x->rdispls); free(x->rtypes);
+    free(x->sbuf); free(x->scopy); free(x->rbuf); free(x->exp); free(x->ref); free(x->init_rbuf);
+}
+
+static const void *sendbuf_arg(const a2a_t *x)
+{
+    return x->c->inplace ? MPI_IN_PLACE : (const void *)x->sbuf;
+}
+
+static int a2a_init(a2a_t *x)
+{
+    /* junk at init: data must be read when the request runs */
+    if (x->sbuf) memset(x->sbuf, 0x33, x->sbytes);
+    memset(x->rbuf, 0x44, x->rbytes);
+    const void *sb = sendbuf_arg(x);
+    switch (x->c->coll) {
+    case A2A:
+        return MPIX_Alltoall_init(sb, x->c->inplace ? 0 : x->scounts[0],
+                                  x->c->inplace ? MPI_DATATYPE_NULL : x->stypes[0], x->rbuf,
+                                  x->rcounts[0], x->rtypes[0], x->comm, MPI_INFO_NULL, &x->req);
+    case A2AV:
+        return MPIX_Alltoallv_init(sb, x->scounts, x->sdispls,
+                                   x->c->inplace ? MPI_DATATYPE_NULL : x->stypes[0], x->rbuf,
+                                   x->rcounts, x->rdispls, x->rtypes[0], x->comm,
+                                   MPI_INFO_NULL, &x->req);
+    case A2AW:
+        return MPIX_Alltoallw_init(sb, x->scounts, x->sdispls, x->stypes, x->rbuf, x->rcounts,
+                                   x->rdispls, x->rtypes, x->comm, MPI_INFO_NULL, &x->req);
+    }
+    return MPI_ERR_ARG;
+}
+
+static int a2a_blocking(a2a_t *x, void *rbuf)
+{
+    const void *sb = sendbuf_arg(x);
+    switch (x->c->coll) {
+    case A2A:
+        return MPI_Alltoall(sb, x->c->inplace ? 0 : x->scounts[0],
+                            x->c->inplace ? MPI_DATATYPE_NULL : x->stypes[0], rbuf,
+                            x->rcounts[0], x->rtypes[0], x->comm);
+    case A2AV:
+        return MPI_Alltoallv(sb, x->scounts, x->sdispls,
+                             x->c->inplace ? MPI_DATATYPE_NULL : x->stypes[0], rbuf,
+                             x->rcounts, x->rdispls, x->rtypes[0], x->comm);
+    case A2AW:
+        return MPI_Alltoallw(sb, x->scounts, x->sdispls, x->stypes, rbuf, x->rcounts,
+                             x->rdispls, x->rtypes, x->comm);
+    }
+    return MPI_ERR_ARG;
+}
+
+/* Write the primitive values of block s -> d into `b` (holes untouched). */
+static void write_block(unsigned char *base, const blk_t *b, uint64_t id, int it, int s, int d)
+{
+    const dtype_t *dt = b->dt;
+    uint64_t seed = mix64(input_seed(id, it, s) ^ ((uint64_t)(d + 1) * 0xd6e8feb86659fd93ULL));
+    for (int e = 0; e < b->count; e++) {
+        for (int f = 0; f < dt->nprim; f++) {
+            uint64_t v = mix64(seed + (uint64_t)(e * dt->nprim + f));
+            unsigned char *p = base + b->disp + (size_t)e * dt->extent + dt->off[f];
+            int iv = (int)(v & 0x3fffffff);
+            double dv = (double)(v & 0xffffff) + 0.25;
+            char cv = (char)(v & 0x7f);
+            switch (dt->kind[f]) {
+            case PR_INT: memcpy(p, &iv, sizeof iv); break;
+            case PR_DOUBLE: memcpy(p, &dv, sizeof dv); break;
+            default: memcpy(p, &cv, 1); break;
+            }
+        }
+    }
+}
+
+/* New inputs for iteration `it`; poisoned receive side; expectation. */
+static void a2a_prepare(a2a_t *x, int it)
+{
+    memset(x->rbuf, POISON_RECV, x->rbytes);
+    memset(x->exp, POISON_RECV, x->rbytes);
+    for (int q = 0; q < x->size; q++) {
+        if (x->c->inplace) write_block(x->rbuf, &x->rblk[q], x->id, it, x->rank, q);
+        write_block(x->exp, &x->rblk[q], x->id, it, q, x->rank);
+    }
+    memcpy(x->init_rbuf, x->rbuf, x->rbytes);
+    if (!x->c->inplace) {
+        memset(x->sbuf, POISON_SEND, x->sbytes);
+        for (int q = 0; q < x->size; q++) write_block(x->sbuf, &x->sblk[q], x->id, it, x->rank, q);
+        memcpy(x->scopy, x->sbuf, x->sbytes);
+    }
+}
+
+static void describe_diff(const a2a_t *x, const unsigned char *got, const unsigned char *want,
+                          char *msg, size_t len)
+{
+    size_t b = 0;
+    while (b < x->rbytes && got[b] == want[b]) b++;
+    int blk = -1;
+    for (int q = 0; q < x->size; q++) {
+        size_t lo = x->rblk[q].disp, hi = lo + (size_t)x->rblk[q].count * x->rblk[q].dt->extent;
+        if (b >= lo && b < hi) blk = q;
+    }
+    snprintf(msg, len, "first difference at byte %zu of %zu (block from peer %d): got 0x%02x "
+             "expected 0x%02x", b, x->rbytes, blk, got[b], want[b]);
+}
+
+/* Check iteration `it`: persistent result vs expectation, send buffer
+ * unchanged, and the blocking collective vs expectation. */
+static void a2a_check(a2a_t *x, int it)
+{
+    char msg[300];
+    int ok = memcmp(x->rbuf, x->exp, x->rbytes) == 0;
+    if (!ok) describe_diff(x, x->rbuf, x->exp, msg, sizeof msg);
+    check(ok, x->desc, it, "persistent result: %s", msg);
+    if (!x->c->inplace) {
+        check(memcmp(x->sbuf, x->scopy, x->sbytes) == 0, x->desc, it, "send buffer modified");
+    }
+    memcpy(x->ref, x->init_rbuf, x->rbytes);
+    int rc = a2a_blocking(x, x->ref);
+    check(rc == MPI_SUCCESS, x->desc, it, "blocking reference returned %s", err_class_str(rc));
+    ok = memcmp(x->ref, x->exp, x->rbytes) == 0;
+    if (!ok) describe_diff(x, x->ref, x->exp, msg, sizeof msg);
+    check(ok, x->desc, it, "BLOCKING reference disagrees with the local expectation: %s", msg);
+}
+
+static int all_ok(MPI_Comm comm, int ok)
+{
+    MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, comm);
+    return ok;
+}
+
+static int start_and_complete(MPI_Request *r, int it)
+{
+    int rc = (it % 2) ? MPI_Startall(1, r) : MPI_Start(r);
+    if (rc != MPI_SUCCESS) return rc;
+    if (it % 2 == 0) return MPI_Wait(r, MPI_STATUS_IGNORE);
+    int flag = 0;
+    do {
+        rc = MPI_Test(r, &flag, MPI_STATUS_IGNORE);
+    } while (rc == MPI_SUCCESS && !flag);
+    return rc;
+}
+
+static int a2a_init_checked(a2a_t *x)
+{
+    int rc = a2a_init(x);
+    check(rc == MPI_SUCCESS, x->desc, -1, "init returned %s", err_class_str(rc));
+    if (!all_ok(x->comm, rc == MPI_SUCCESS)) return 0;
+    check(x->req != MPI_REQUEST_NULL, x->desc, -1, "init returned MPI_REQUEST_NULL");
+    return x->req != MPI_REQUEST_NULL;
+}
+
+/* Replace the derived types of one side by new handles with the same
+ * layouts (to be freed right after init). */
+static MPI_Datatype *clone_types(MPI_Datatype *types, const blk_t *b, int n)
+{
+    MPI_Datatype *orig = types;
+    if (types == NULL) return NULL;
+    orig = xcalloc(n, sizeof(MPI_Datatype));
+    memcpy(orig, types, n * sizeof(MPI_Datatype));
+    for (int i = 0; i < n; i++) {
+        dtype_t d;
+        if (!b[i].dt->derived) continue;
+        if (dtype_clone(&d, b[i].dt) != MPI_SUCCESS) MPI_Abort(MPI_COMM_WORLD, 2);
+        types[i] = d.type;
+    }
+    return orig;
+}
+
+/* Free the clones and put the original handles back. */
+static void unclone_types(MPI_Datatype *types, MPI_Datatype *orig, int n)
+{
+    if (types == NULL) return;
+    for (int i = 0; i < n; i++)
+        if (types[i] != orig[i]) MPI_Type_free(&types[i]);
+    memcpy(types, orig, n * sizeof(MPI_Datatype));
+    free(orig);
+}
+
+/* freed_types: the request is initialised with datatype handles that are
+ * freed right after init (MPI lets the user do that). */
+static void run_case(const case_t *c, MPI_Comm comm, const char *comm_name, int freed_types)
+{
+    a2a_t x;
+    a2a_setup(&x, c, comm, comm_name);
+    if (freed_types)
+        strncat(x.desc, " types-freed-after-init", sizeof x.desc - strlen(x.desc) - 1);
+    if (!selected(x.desc)) {
+        a2a_release(&x);
+        return;
+    }
+    watchdog_arm(CASE_TIMEOUT, "%s", x.desc);
+    MPI_Datatype *sorig = NULL, *rorig = NULL;
+    if (freed_types) {
+        sorig = clone_types(x.stypes, x.sblk, x.size);
+        rorig = clone_types(x.rtypes, x.rblk, x.size);
+    }
+    int inited = a2a_init_checked(&x);
+    if (freed_types) {
+        unclone_types(x.stypes, sorig, x.size);
+        unclone_types(x.rtypes, rorig, x.size);
+    }
+    if (inited) {
+        for (int it = 0; it < ITERS; it++) {
+            a2a_prepare(&x, it);
+            int rc = start_and_complete(&x.req, it);
+            check(rc == MPI_SUCCESS, x.desc, it, "start/complete returned %s", err_class_str(rc));
+            if (rc != MPI_SUCCESS) break;
+            a2a_check(&x, it);
+        }
+    }
+    a2a_release(&x);
+    watchdog_disarm();
+}
+
+/* ------------------------------------------------------------------ case table */
+/*  name          coll  inpl units        par fam    s: base rmul pmul  r: base rmul pmul */
+static const case_t cases[] = {
+    { "int",          A2A,  0, U_CONST,      1, F_INT, 3, 0, 0,   3, 0, 0 },
+    { "vec-vs-struct", A2A, 0, U_CONST,      3, F_INT, 1, 1, 0,   2, 1, 0 },
+    { "vecd-vs-dbl",  A2A,  0, U_CONST,      2, F_DBL, 0, 0, 0,   1, 0, 0 },
+    { "structh",      A2A,  0, U_CONST,      2, F_STR, 0, 0, 0,   0, 0, 0 },
+    { "zero",         A2A,  0, U_CONST,      0, F_INT, 1, 0, 0,   0, 0, 0 },
+    { "large",        A2A,  0, U_CONST,     80, F_INT, 0, 0, 0,   3, 0, 0 },
+    { "ip-vec",       A2A,  1, U_CONST,      2, F_INT, 0, 0, 0,   1, 0, 0 },
+    { "ip-structh",   A2A,  1, U_CONST,      1, F_STR, 0, 0, 0,   0, 0, 0 },
+    { "ip-vecd",      A2A,  1, U_CONST,      3, F_DBL, 0, 0, 0,   0, 1, 0 },
+    { "ip-large",     A2A,  1, U_CONST,     70, F_INT, 0, 0, 0,   2, 0, 0 },
+    { "ip-zero",      A2A,  1, U_CONST,      0, F_INT, 0, 0, 0,   1, 0, 0 },
+    { "huge",         A2A,  0, U_CONST,    600, F_INT, 1, 0, 0,   2, 0, 0 },
+    { "ip-huge",      A2A,  1, U_CONST,    600, F_INT, 0, 0, 0,   1, 1, 0 },
+
+    { "varied",       A2AV, 0, U_VARIED,     1, F_INT, 1, 0, 0,   3, 0, 0 },
+    { "zero-rank",    A2AV, 0, U_ZERO_RANK,  0, F_DBL, 1, 0, 0,   0, 1, 0 },
+    { "zero-send",    A2AV, 0, U_ZERO_SEND,  1, F_INT, 2, 1, 0,   1, 1, 0 },
+    { "all-zero",     A2AV, 0, U_CONST,      0, F_INT, 0, 0, 0,   0, 0, 0 },
+    { "structh",      A2AV, 0, U_VARIED,     2, F_STR, 0, 0, 0,   0, 0, 0 },
+    { "ip-symm",      A2AV, 1, U_SYMM,       1, F_INT, 0, 0, 0,   2, 1, 0 },
+    { "ip-zero-rank", A2AV, 1, U_ZERO_RANK,  1, F_INT, 0, 0, 0,   1, 0, 0 },
+    { "ip-all-zero",  A2AV, 1, U_CONST,      0, F_DBL, 0, 0, 0,   0, 0, 0 },
+    { "ip-huge",      A2AV, 1, U_CONST,    500, F_DBL, 0, 0, 0,   0, 1, 0 },
+
+    { "varied",       A2AW, 0, U_VARIED,     0, F_INT, 0, 1, 1,   1, 0, 3 },
+    { "zero-rank",    A2AW, 0, U_ZERO_RANK,  2, F_DBL, 0, 0, 1,   1, 1, 1 },
+    { "zero-send",    A2AW, 0, U_ZERO_SEND,  0, F_MIX, 1, 0, 1,   0, 1, 1 },
+    { "mixed-fam",    A2AW, 0, U_VARIED,     3, F_MIX, 0, 1, 1,   1, 1, 2 },
+    { "all-zero",     A2AW, 0, U_CONST,      0, F_MIX, 0, 0, 1,   0, 0, 1 },
+    { "ip-mixed-fam", A2AW, 1, U_SYMM,       2, F_MIX, 0, 0, 0,   0, 1, 1 },
+    { "ip-zero-rank", A2AW, 1, U_ZERO_RANK,  0, F_MIX, 0, 0, 0,   1, 0, 1 },
+    { "ip-huge",      A2AW, 1, U_CONST,    300, F_MIX, 0, 0, 0,   1, 1, 1 },
+};
+#define NCASES ((int)(sizeof cases / sizeof cases[0]))
+
+static const case_t *find_case(coll_k coll, const char *name)
+{
+    for (int i = 0; i < NCASES; i++)
+        if (cases[i].coll == coll && !strcmp(cases[i].name, name)) return &cases[i];
+    fprintf(stderr, "no case %s/%s\n", coll_str[coll], name);
+    MPI_Abort(MPI_COMM_WORLD, 2);
+    return NULL;
+}
+
+/* ------------------------------------------------------------------ scenarios */
+/* All three collectives outstanding at once on one communicator. */
+static void run_concurrent(MPI_Comm comm, const char *comm_name)
+{
+    const case_t *pick_cases[3] = { find_case(A2A, "vec-vs-struct"), find_case(A2AV, "varied"),
+                                    find_case(A2AW, "mixed-fam") };
+    a2a_t x[3];
+    MPI_Request reqs[3];
+    int ok = 1;
+    if (!selected("concurrent")) return;
+    for (int i = 0; i < 3; i++) {
+        a2a_setup(&x[i], pick_cases[i], comm, comm_name);
+        strncat(x[i].desc, " concurrent", sizeof x[i].desc - strlen(x[i].desc) - 1);
+        ok &= a2a_init_checked(&x[i]);
+    }
+    watchdog_arm(CASE_TIMEOUT, "concurrent alltoall/v/w on %s", comm_name);
+    for (int it = 0; ok && it < ITERS; it++) {
+        for (int i = 0; i < 3; i++) {
+            a2a_prepare(&x[i], it);
+            reqs[i] = x[i].req;
+        }
+        int rc = MPI_Startall(3, reqs);
+        if (rc == MPI_SUCCESS) rc = MPI_Waitall(3, reqs, MPI_STATUSES_IGNORE);
+        check(rc == MPI_SUCCESS, "concurrent", it, "Startall/Waitall: %s", err_class_str(rc));
+        if (rc != MPI_SUCCESS) break;
+        for (int i = 0; i < 3; i++) a2a_check(&x[i], it);
+    }
+    for (int i = 0; i < 3; i++) a2a_release(&x[i]);
+    watchdog_disarm();
+}
+
+/*
+ * In-place alltoallv/alltoallw where one rank has only zero counts, then
+ * persistent allreduce and bcast on the same communicator, all started
+ * several times, interleaved.
+ */
+static void run_zero_rank_then_persistent(MPI_Comm parent, coll_k coll)
+{
+    const char *what = coll == A2AV ? "zero-rank in-place alltoallv + persistent allreduce/bcast"
+                                    : "zero-rank in-place alltoallw + persistent allreduce/bcast";
+    MPI_Comm comm;
+    if (!selected(what)) return;
+    MPI_Comm_dup(parent, &comm);
+    int rank, size;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &size);
+    const case_t *c = find_case(coll, "ip-zero-rank");
+    a2a_t x;
+    a2a_setup(&x, c, comm, "dup(world)");
+    watchdog_arm(CASE_TIMEOUT, "%s", what);
+    int ok = a2a_init_checked(&x);
+
+    int ar_in[4], ar_out[4], bc[3];
+    MPI_Request ar = MPI_REQUEST_NULL, bcr = MPI_REQUEST_NULL, both[2];
+    const int root = size - 1;
+    int rc = MPIX_Allreduce_init(ar_in, ar_out, 4, MPI_INT, MPI_SUM, comm, MPI_INFO_NULL, &ar);
+    check(rc == MPI_SUCCESS, what, -1, "allreduce init: %s", err_class_str(rc));
+    rc = MPIX_Bcast_init(bc, 3, MPI_INT, root, comm, MPI_INFO_NULL, &bcr);
+    check(rc == MPI_SUCCESS, what, -1, "bcast init: %s", err_class_str(rc));
+    ok = all_ok(comm, ok && ar != MPI_REQUEST_NULL && bcr != MPI_REQUEST_NULL);
+
+    for (int it = 0; ok && it < 2 * ITERS; it++) {
+        a2a_prepare(&x, it);
+        rc = start_and_complete(&x.req, it);
+        check(rc == MPI_SUCCESS, what, it, "alltoall start: %s", err_class_str(rc));
+        if (rc != MPI_SUCCESS) break;
+        a2a_check(&x, it);
+        for (int rep = 0; rep < 3; rep++) {
+            for (int i = 0; i < 4; i++) ar_in[i] = (rank + 1) * (i + 1) + it * 100 + rep;
+            for (int i = 0; i < 3; i++) bc[i] = (rank == root) ? 1000 * it + 10 * rep + i : -1;
+            memset(ar_out, 0xA5, sizeof ar_out);
+            if (rep == 2) {     /* both at once */
+                both[0] = ar;
+                both[1] = bcr;
+                rc = MPI_Startall(2, both);
+                if (rc == MPI_SUCCESS) rc = MPI_Waitall(2, both, MPI_STATUSES_IGNORE);
+            } else {
+                rc = start_and_complete(&ar, rep);
+                if (rc == MPI_SUCCESS) rc = start_and_complete(&bcr, rep + 1);
+            }
+            check(rc == MPI_SUCCESS, what, it, "allreduce/bcast: %s", err_class_str(rc));
+            if (rc != MPI_SUCCESS) { ok = 0; break; }
+            for (int i = 0; i < 4; i++) {
+                int want = (i + 1) * size * (size + 1) / 2 + size * (it * 100 + rep);
+                check(ar_out[i] == want, what, it, "allreduce[%d] = %d, expected %d", i,
+                      ar_out[i], want);
+            }
+            for (int i = 0; i < 3; i++)
+                check(bc[i] == 1000 * it + 10 * rep + i, what, it, "bcast[%d] = %d", i, bc[i]);
+        }
+    }
+    if (ar != MPI_REQUEST_NULL) MPI_Request_free(&ar);
+    if (bcr != MPI_REQUEST_NULL) MPI_Request_free(&bcr);
+    a2a_release(&x);
+    MPI_Comm_free(&comm);
+    watchdog_disarm();
+}
+
+/* ------------------------------------------------------------------ main */
+int main(int argc, char **argv)
+{
+    int wsize;
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &wrank);
+    MPI_Comm_size(MPI_COMM_WORLD, &wsize);
+    watchdog_init("conf_alltoall", wrank);
+    for (int i = 1; i + 1 < argc; i++)
+        if (!strcmp(argv[i], "--only")) only = argv[i + 1];
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    if (types_create() != MPI_SUCCESS) {
+        fprintf(stderr, "types_create failed\n");
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+
+    MPI_Comm dup, rev;
+    MPI_Comm_dup(MPI_COMM_WORLD, &dup);
+    MPI_Comm_split(MPI_COMM_WORLD, 0, wsize - wrank, &rev);     /* reversed order */
+    MPI_Comm_set_errhandler(dup, MPI_ERRORS_RETURN);
+    MPI_Comm_set_errhandler(rev, MPI_ERRORS_RETURN);
+
+    for (int i = 0; i < NCASES; i++) run_case(&cases[i], MPI_COMM_WORLD, "world", 0);
+    for (int i = 0; i < NCASES; i++) run_case(&cases[i], rev, "reversed", 0);
+    run_case(find_case(A2A, "vec-vs-struct"), dup, "dup(world)", 1);
+    run_case(find_case(A2AV, "ip-symm"), dup, "dup(world)", 1);
+    run_case(find_case(A2AW, "mixed-fam"), dup, "dup(world)", 1);
+    run_concurrent(dup, "dup(world)");
+    run_zero_rank_then_persistent(MPI_COMM_WORLD, A2AV);
+    run_zero_rank_then_persistent(MPI_COMM_WORLD, A2AW);
+
+    long tot[2] = { n_checks, n_failures }, sum[2];
+    MPI_Reduce(tot, sum, 2, MPI_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
+    long any = n_failures, anyall = 0;
+    MPI_Allreduce(&any, &anyall, 1, MPI_LONG, MPI_MAX, MPI_COMM_WORLD);
+    if (wrank == 0) printf("conf_alltoall: %ld checks, %ld failures\n", sum[0], sum[1]);
+
+    MPI_Comm_free(&dup);
+    MPI_Comm_free(&rev);
+    types_free();
+    MPI_Finalize();
+    return anyall ? 1 : 0;
+}

@@ -1,0 +1,188 @@
+#!/bin/bash
+# run-tests.sh: the pnbc test suite.  Every test runs as a separate case with a
+# timeout; prints "PASS name" / "FAIL name" (with the tail of the failing
+# output) / "SKIP name" per case and, as its last line,
+#     N passed, N failed            (", N skipped" appended when N > 0)
+# Exit status 1 if any case failed.
+#
+# Usage: run-tests.sh [GLOB ...]     run only the cases matching a glob,
+#                                    e.g. 'conformance-*' 'lifecycle-h*'
+#        run-tests.sh --list         list the case names
+# Environment:
+#   PNBC_COMPONENT_PATH  if set, exported as OMPI_MCA_mca_base_component_path
+#                        (it must contain the system component dir too)
+#   PNBC_COLL            --mca coll list (default pnbc,basic,libnbc,tuned,self)
+#   MPIRUN               mpirun (default mpirun)
+#   TEST_BINDIR          directory of the built test programs (default: here)
+#   TEST_TIMEOUT         seconds per case (default 300)
+#   TEST_BUDGET          seconds for the whole suite (default 1800): cases not
+#                        started by then FAIL as "not run" (a hanging
+#                        component must not eat the CI time)
+#   PNBC_MPI_ARGS        other mpirun arguments
+#                        (default "--mca btl self,vader --mca pml ob1 --bind-to none")
+#   ALLOC_COUNTER_MATCH  object attributed by the alloc test (default mca_coll_pnbc)
+#   VALGRIND_MATCH       stack substring for the valgrind test (default coll_pnbc)
+#   TEST_KEEP_LOGS=1     keep the per-case logs (directory printed at the end)
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+MPIRUN=${MPIRUN:-mpirun}
+PNBC_COLL=${PNBC_COLL:-pnbc,basic,libnbc,tuned,self}
+TEST_BINDIR=${TEST_BINDIR:-$here}
+TEST_TIMEOUT=${TEST_TIMEOUT:-300}
+TEST_BUDGET=${TEST_BUDGET:-1800}
+PNBC_MPI_ARGS=${PNBC_MPI_ARGS:---mca btl self,vader --mca pml ob1 --bind-to none}
+ALLOC_COUNTER_MATCH=${ALLOC_COUNTER_MATCH:-mca_coll_pnbc}
+if [ -n "${PNBC_COMPONENT_PATH:-}" ]; then
+    export OMPI_MCA_mca_base_component_path="$PNBC_COMPONENT_PATH"
+fi
+# needed when run as root (CI); harmless otherwise
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+export MPIRUN PNBC_COLL TEST_BINDIR PNBC_MPI_ARGS
+
+LIFECYCLE_SUBTESTS="a-start-order b-startall-permuted c-mixed-p2p d-wait-never-started
+e-startall-active e-start-active f-free-active g-free-never-started h-freed-type-op i-comm-self"
+
+list_only=0
+patterns=()
+for a in "$@"; do
+    if [ "$a" = "--list" ]; then list_only=1; else patterns+=("$a"); fi
+done
+
+selected() {
+    [ ${#patterns[@]} -eq 0 ] && return 0
+    local p
+    for p in "${patterns[@]}"; do
+        # shellcheck disable=SC2053
+        [[ $1 == $p ]] && return 0
+    done
+    return 1
+}
+
+# mpirun arguments for np ranks
+mpiargs() {
+    local np=$1
+    local a="-np $np $PNBC_MPI_ARGS --mca coll $PNBC_COLL"
+    if [ "$np" -gt 2 ]; then a="$a --oversubscribe --mca mpi_yield_when_idle 1"; fi
+    echo "$a"
+}
+
+logdir=$(mktemp -d "${TMPDIR:-/tmp}/pnbc-tests.XXXXXX")
+npass=0
+nfail=0
+nskip=0
+failed_names=()
+t_suite=$(date +%s.%N)
+
+run_case() {
+    local name=$1
+    shift
+    selected "$name" || return 0
+    if [ $list_only -eq 1 ]; then echo "$name"; return 0; fi
+    local log="$logdir/$name.log"
+    local t0 t1 dur rc
+    t0=$(date +%s.%N)
+    if awk -v a="$t_suite" -v b="$t0" -v l="$TEST_BUDGET" 'BEGIN { exit !(b - a > l) }'; then
+        echo "FAIL $name (not run: the suite's time budget of ${TEST_BUDGET}s is used up)"
+        nfail=$((nfail + 1))
+        failed_names+=("$name")
+        return 0
+    fi
+    echo "+ $*" >"$log"
+    timeout -k 15 "$TEST_TIMEOUT" "$@" >>"$log" 2>&1 </dev/null
+    rc=$?
+    t1=$(date +%s.%N)
+    dur=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf("%.1f", b - a) }')
+    if [ $rc -eq 0 ]; then
+        echo "PASS $name (${dur}s)"
+        npass=$((npass + 1))
+    elif [ $rc -eq 77 ]; then
+        echo "SKIP $name (${dur}s): $(grep -m1 'SKIP' "$log" | sed 's/^SKIP *//')"
+        nskip=$((nskip + 1))
+    else
+        local why="exit status $rc"
+        [ $rc -eq 124 ] && why="TIMEOUT after ${TEST_TIMEOUT}s"
+        echo "FAIL $name (${dur}s, $why)"
+        # failing output: the FAIL/CRASH/WATCHDOG lines first, then the tail
+        # of everything else
+        local pat='^(FAIL|CRASH|WATCHDOG)|^  lifecycle/'
+        grep -E "$pat" "$log" | head -n 25 | sed 's/^/    | /'
+        echo "    | ---- last lines of the other output:"
+        # (without mpirun's boilerplate about non-zero exit codes)
+        grep -Ev "$pat" "$log" | grep -v '^\s*$' |
+            grep -Ev '^-{20,}$|Primary job +terminated normally|a non-zero exit code\. Per user-direction|mpirun (detected|noticed) that|the job to be terminated\. The first|^ +(Process name|Exit code):' |
+            tail -n 15 | sed 's/^/    | /'
+        nfail=$((nfail + 1))
+        failed_names+=("$name")
+    fi
+}
+
+bin() {
+    if [ -x "$TEST_BINDIR/$1" ]; then echo "$TEST_BINDIR/$1"; else echo "$TEST_BINDIR/$1-NOT-BUILT"; fi
+}
+
+if [ $list_only -eq 0 ]; then
+    echo "pnbc tests: coll=$PNBC_COLL mpirun=$MPIRUN bindir=$TEST_BINDIR timeout=${TEST_TIMEOUT}s"
+    echo "            component path: ${OMPI_MCA_mca_base_component_path:-<Open MPI default>}"
+    echo "            mpirun args: $PNBC_MPI_ARGS"
+fi
+
+CONF_FAMILIES=${CONF_FAMILIES:-"gather alltoall reduce_scatter neighbor inter"}
+
+# shellcheck disable=SC2046
+run_case smoke-np2 "$MPIRUN" $(mpiargs 2) "$(bin smoke)"
+
+for np in 1 2 3 4; do
+    # shellcheck disable=SC2046
+    run_case "conformance-np$np" "$MPIRUN" $(mpiargs $np) "$(bin conformance)"
+done
+
+for np in 1 2 3 4; do
+    for t in $LIFECYCLE_SUBTESTS; do
+        # shellcheck disable=SC2046
+        run_case "lifecycle-$t-np$np" "$MPIRUN" $(mpiargs $np) "$(bin lifecycle)" "$t"
+    done
+done
+
+# The other collectives (issue: every persistent collective of MPI-4.1):
+# one conformance program per family, at np = 1..5.
+for family in $CONF_FAMILIES; do
+    for np in 1 2 3 4 5; do
+        # shellcheck disable=SC2046
+        run_case "conf_$family-np$np" "$MPIRUN" $(mpiargs $np) "$(bin "conf_$family")"
+    done
+done
+
+alloc_so=""
+for f in "$TEST_BINDIR/alloc_counter.so" "$TEST_BINDIR/.libs/libAllocCounter.so" "$TEST_BINDIR/.libs/alloc_counter.so"; do
+    if [ -f "$f" ]; then alloc_so=$f; break; fi
+done
+# shellcheck disable=SC2046
+run_case alloc-np2 "$MPIRUN" $(mpiargs 2) -x LD_PRELOAD="${alloc_so:-$TEST_BINDIR/alloc_counter.so-NOT-BUILT}" \
+    -x ALLOC_COUNTER_MATCH="$ALLOC_COUNTER_MATCH" "$(bin alloc_test)"
+
+# shellcheck disable=SC2046
+run_case leak-cycles-np4 "$MPIRUN" $(mpiargs 4) "$(bin leak_test)" cycles
+# shellcheck disable=SC2046
+run_case leak-longloop-np2 "$MPIRUN" $(mpiargs 2) "$(bin leak_test)" longloop
+
+run_case valgrind-np2 bash "$here/valgrind_test.sh"
+run_case selection bash "$here/selection_test.sh"
+
+[ $list_only -eq 1 ] && exit 0
+
+total=$(awk -v a="$t_suite" -v b="$(date +%s.%N)" 'BEGIN { printf("%.0f", b - a) }')
+if [ $nfail -gt 0 ]; then
+    echo "failed cases: ${failed_names[*]}"
+fi
+if [ "${TEST_KEEP_LOGS:-0}" = 1 ] || [ $nfail -gt 0 ]; then
+    echo "logs: $logdir (total ${total}s)"
+else
+    rm -rf "$logdir"
+    echo "total ${total}s"
+fi
+if [ $nskip -gt 0 ]; then
+    echo "$npass passed, $nfail failed, $nskip skipped"
+else
+    echo "$npass passed, $nfail failed"
+fi
+[ $nfail -eq 0 ]
