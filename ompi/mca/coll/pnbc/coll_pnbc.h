@@ -39,6 +39,7 @@ typedef struct mca_coll_pnbc_component_t {
     /* MCA parameters */
     int priority;
     int verbose;
+    int segsize;        /* default pipeline segment, bytes (0: algorithm's own) */
 
     /* Requests that are started and not yet complete (intrusive list
      * through mca_coll_pnbc_request_t.next/prev).  The progress
@@ -151,6 +152,9 @@ typedef struct pnbc_coll_args_t {
     bool in_place;
     int root;
     ompi_op_t *op;
+    size_t segsize;     /* pipeline segment in bytes for segmented algorithms:
+                           MPI_Info "pnbc_segsize", else coll_pnbc_segsize;
+                           0 = the algorithm's own default */
 
     const void *sbuf;
     void *rbuf;

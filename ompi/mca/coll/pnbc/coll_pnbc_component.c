@@ -41,6 +41,7 @@ mca_coll_pnbc_component_t mca_coll_pnbc_component = {
      * tuned fills no persistent slot. */
     .priority = 40,
     .verbose = 0,
+    .segsize = 0,
 };
 
 static int pnbc_register(void)
@@ -57,6 +58,11 @@ static int pnbc_register(void)
         "the algorithm chosen and the communicator size",
         MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_9,
         MCA_BASE_VAR_SCOPE_LOCAL, &c->verbose);
+    (void) mca_base_component_var_register(&c->super.collm_version, "segsize",
+        "Pipeline segment size in bytes for segmented algorithms (0: each algorithm's "
+        "own default); the MPI_Info key pnbc_segsize overrides it per request",
+        MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_5,
+        MCA_BASE_VAR_SCOPE_ALL, &c->segsize);
     mca_coll_pnbc_select_register();
     return OMPI_SUCCESS;
 }

@@ -16,8 +16,11 @@
 #include "coll_pnbc_algorithms.h"
 #include "coll_pnbc_request.h"
 
+#include "ompi/info/info.h"
 #include "opal/runtime/opal_progress.h"
 #include "opal/util/output.h"
+
+#include <stdlib.h>
 
 static int pnbc_module_enable(mca_coll_base_module_t *module, struct ompi_communicator_t *comm)
 {
@@ -112,6 +115,19 @@ static int retain_objects(mca_coll_pnbc_request_t *req, const pnbc_coll_args_t *
     return rc;
 }
 
+/* The pipeline segment for this request: hint, else MCA parameter. */
+static size_t request_segsize(struct ompi_info_t *info)
+{
+    char value[32];
+    int flag = 0;
+    if (NULL != info && MPI_INFO_NULL != info &&
+        OMPI_SUCCESS == ompi_info_get(info, "pnbc_segsize", sizeof(value) - 1, value, &flag) &&
+        flag && atol(value) > 0) {
+        return (size_t) atol(value);
+    }
+    return (size_t) (mca_coll_pnbc_component.segsize > 0 ? mca_coll_pnbc_component.segsize : 0);
+}
+
 int mca_coll_pnbc_coll_init(pnbc_coll_args_t *args, struct ompi_info_t *info,
                             ompi_request_t **request, mca_coll_base_module_t *module)
 {
@@ -121,6 +137,7 @@ int mca_coll_pnbc_coll_init(pnbc_coll_args_t *args, struct ompi_info_t *info,
     args->size = ompi_comm_size(args->comm);
     args->inter = OMPI_COMM_IS_INTER(args->comm);
     args->remote_size = args->inter ? ompi_comm_remote_size(args->comm) : 0;
+    args->segsize = request_segsize(info);
     const pnbc_algorithm_t *alg = mca_coll_pnbc_select(args, info);
 
     mca_coll_pnbc_request_t *req =
