@@ -50,7 +50,7 @@ void mca_coll_pnbc_select_register(void);
 PNBC_ALGORITHM_TABLE(barrier);              /* coll_pnbc_barrier.c */
 PNBC_ALGORITHM_TABLE(bcast);                /* coll_pnbc_bcast.c */
 PNBC_ALGORITHM_TABLE(reduce);               /* coll_pnbc_reduce.c */
-PNBC_ALGORITHM_TABLE(allreduce);
+PNBC_ALGORITHM_TABLE(allreduce);            /* coll_pnbc_allreduce.c */
 PNBC_ALGORITHM_TABLE(gather);               /* coll_pnbc_gather.c */
 PNBC_ALGORITHM_TABLE(gatherv);
 PNBC_ALGORITHM_TABLE(scatter);
