@@ -1,0 +1,259 @@
+#!/bin/bash
+# Copyright (c) 2026 The pnbc developers
+# SPDX-License-Identifier: BSD-3-Clause
+#
+# One command for the persistent-collective benchmark suite:
+#   1. builds pcoll_bench.c with Open MPI's mpicc and (if present) mpicc.mpich;
+#   2. for each round, for each collective, runs every implementation in turn
+#      (the order rotates, so none is always first):
+#        pnbc    persistent, Open MPI --mca coll pnbc,basic,libnbc,tuned,self
+#        libnbc  persistent, Open MPI --mca coll basic,libnbc,tuned,self
+#        tuned   blocking,   Open MPI --mca coll basic,libnbc,tuned,self
+#        mpich   persistent, mpiexec.mpich (only if installed)
+#   3. writes OUT/results.csv, OUT/results.md (table with the pnbc/best-peer
+#      ratio and its geometric mean) and OUT/latency.png (gnuplot, else
+#      matplotlib).
+#
+# Usage: contrib/bench/run-bench.sh [--quick] [options]
+#   --quick            ~1 minute: 3 rounds of short batches (full: ~4-5 minutes)
+#   --np N             ranks (default $NP or 2; >2 oversubscribes, latencies then mean little)
+#   --colls LIST       default barrier,bcast,reduce,allreduce,allgather,alltoall
+#   --sizes LIST       bytes per rank-block, K/M allowed (default 8,4K,64K,1M)
+#   --rounds R         rounds (default 5; quick 3); results are medians over rounds
+#   --batches B        timed batches per round (default 9; quick 5)
+#   --batch-ms MS      target ms per batch (default 10; quick 4)
+#   --probes P         MPI_Test calls during the overlap compute loop (default 0)
+#   --impls LIST       subset of pnbc,libnbc,tuned,mpich (default: all available)
+#   --out DIR          output directory (default bench-results)
+#   --timeout S        kill a run after S seconds (default 300)
+#   --quiet-wait S     before each run, wait up to S s for the CPUs to be idle
+#                      (other processes < QUIET_THRESHOLD=0.15 of all CPU time;
+#                      default 10, quick 3; 0 = don't wait) ...
+#   --quiet-budget S   ... but wait at most S s in all (default 120, quick 15)
+# Environment: PNBC_COMPONENT_PATH, PNBC_STANDIN=1, PNBC_REQUIRE=1, MPICC, MPIRUN,
+#   OMPI_INFO, MPICC_MPICH, MPIEXEC_MPICH (see mpi-env.sh); BUILD_DIR (default: a
+#   temporary directory, removed at exit).
+# Exit status: 0 on success, 1 if a build or a run failed or a data check failed.
+
+set -u
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck source=SCRIPTDIR/mpi-env.sh
+. "$HERE/mpi-env.sh"
+
+NP=${NP:-2}
+COLLS=barrier,bcast,reduce,allreduce,allgather,alltoall
+SIZES=8,4K,64K,1M
+ROUNDS=""
+BATCHES=""
+BATCH_MS=""
+PROBES=0
+IMPLS_WANTED=pnbc,libnbc,tuned,mpich
+IMPLS_GIVEN=0
+OUT=bench-results
+QUICK=0
+RUN_TIMEOUT=300
+QUIET_WAIT=""
+QUIET_BUDGET=""
+
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --quick) QUICK=1 ;;
+        --np) NP=$2; shift ;;
+        --colls) COLLS=$2; shift ;;
+        --sizes) SIZES=$2; shift ;;
+        --rounds) ROUNDS=$2; shift ;;
+        --batches) BATCHES=$2; shift ;;
+        --batch-ms) BATCH_MS=$2; shift ;;
+        --probes) PROBES=$2; shift ;;
+        --impls) IMPLS_WANTED=$2; IMPLS_GIVEN=1; shift ;;
+        --out) OUT=$2; shift ;;
+        --timeout) RUN_TIMEOUT=$2; shift ;;
+        --quiet-wait) QUIET_WAIT=$2; shift ;;
+        --quiet-budget) QUIET_BUDGET=$2; shift ;;
+        -h|--help) sed -n '2,/^set -u/p' "${BASH_SOURCE[0]}" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
+        *) pnbc_log "unknown option: $1 (try --help)"; exit 2 ;;
+    esac
+    shift
+done
+if [ "$QUICK" = 1 ]; then
+    : "${ROUNDS:=3}" "${BATCHES:=5}" "${BATCH_MS:=4}" "${QUIET_WAIT:=3}" "${QUIET_BUDGET:=15}"
+    WARM_MS=3
+else
+    : "${ROUNDS:=5}" "${BATCHES:=9}" "${BATCH_MS:=10}" "${QUIET_WAIT:=10}" "${QUIET_BUDGET:=120}"
+    WARM_MS=5
+fi
+
+if [ -n "${BUILD_DIR:-}" ]; then
+    mkdir -p "$BUILD_DIR" || exit 1
+else
+    BUILD_DIR=$(mktemp -d "${TMPDIR:-/tmp}/pnbc-contrib.XXXXXX") || exit 1
+    trap 'rm -rf "$BUILD_DIR"' EXIT
+fi
+mkdir -p "$OUT" || exit 1
+RAW="$OUT/raw.csv"
+LOG="$OUT/bench.log"
+ERR="$OUT/errors.log"
+: >"$RAW"; : >"$LOG"; : >"$ERR"
+status=0
+
+# ---------------------------------------------------------------- build
+BENCH_OMPI="$BUILD_DIR/pcoll_bench.ompi"
+BENCH_MPICH="$BUILD_DIR/pcoll_bench.mpich"
+echo "building $BENCH_OMPI with $MPICC"
+if ! "$MPICC" -O2 -Wall -o "$BENCH_OMPI" "$HERE/pcoll_bench.c"; then
+    pnbc_log "error: building with $MPICC failed"
+    exit 1
+fi
+HAVE_MPICH=0
+if have_mpich; then
+    echo "building $BENCH_MPICH with $MPICC_MPICH"
+    if "$MPICC_MPICH" -O2 -Wall -o "$BENCH_MPICH" "$HERE/pcoll_bench.c"; then
+        HAVE_MPICH=1
+    else
+        pnbc_log "WARNING: building with $MPICC_MPICH failed; no MPICH column"
+        status=1
+    fi
+else
+    pnbc_log "note: $MPICC_MPICH / $MPIEXEC_MPICH not found; no MPICH column"
+fi
+
+# ------------------------------------------------------- implementations
+pnbc_setup_component_path
+pnbc_detect || exit 1
+
+mapfile -t OMPI_NP_ARGS < <(ompi_np_args "$NP")
+mapfile -t MPICH_NP_ARGS < <(mpich_np_args "$NP")
+[ "$NP" -gt "$(nproc 2>/dev/null || echo 2)" ] && \
+    pnbc_log "WARNING: np=$NP oversubscribes $(nproc) cores: latencies are not meaningful"
+
+wanted() { case ",$IMPLS_WANTED," in *",$1,"*) return 0 ;; esac; return 1; }
+IMPLS=()
+if wanted pnbc && [ -n "$PNBC_IMPL_LABEL" ]; then IMPLS+=("$PNBC_IMPL_LABEL"); fi
+if wanted libnbc; then IMPLS+=(libnbc); fi
+if wanted tuned; then IMPLS+=(tuned); fi
+if wanted mpich && [ "$HAVE_MPICH" = 1 ]; then
+    if [ "$NP" -gt "$(nproc 2>/dev/null || echo 2)" ] && [ "$IMPLS_GIVEN" = 0 ]; then
+        # MPICH (ch4:ucx) busy-polls and has no yield switch: oversubscribed
+        # runs take milliseconds per operation.
+        pnbc_log "WARNING: np=$NP > cores: skipping MPICH (it busy-polls; force with --impls ...,mpich)"
+    else
+        IMPLS+=(mpich)
+    fi
+fi
+if [ ${#IMPLS[@]} -eq 0 ]; then
+    pnbc_log "error: nothing to run"
+    exit 1
+fi
+
+# Print the command for one implementation (one word per line).
+impl_cmd() {
+    local impl=$1
+    local common=(-b "$BATCHES" -T "$BATCH_MS" -w "$WARM_MS" -p "$PROBES" -s "$SIZES")
+    case "$impl" in
+        pnbc|pnbc-standin)
+            printf '%s\n' "$MPIRUN" -np "$NP" "${OMPI_NP_ARGS[@]}" --mca coll "$PNBC_IMPL_COLLS" \
+                "$BENCH_OMPI" -l "$impl" -m persistent "${common[@]}" ;;
+        libnbc)
+            printf '%s\n' "$MPIRUN" -np "$NP" "${OMPI_NP_ARGS[@]}" --mca coll "$STOCK_COLL_LIST" \
+                "$BENCH_OMPI" -l libnbc -m persistent "${common[@]}" ;;
+        tuned)
+            printf '%s\n' "$MPIRUN" -np "$NP" "${OMPI_NP_ARGS[@]}" --mca coll "$STOCK_COLL_LIST" \
+                "$BENCH_OMPI" -l tuned -m blocking "${common[@]}" ;;
+        mpich)
+            printf '%s\n' "$MPIEXEC_MPICH" -n "$NP" "${MPICH_NP_ARGS[@]}" \
+                "$BENCH_MPICH" -l mpich -m persistent "${common[@]}" ;;
+    esac
+}
+
+IFS=, read -r -a COLL_LIST <<<"$COLLS"
+nimpl=${#IMPLS[@]}
+total=$((ROUNDS * ${#COLL_LIST[@]} * nimpl))
+echo "implementations: ${IMPLS[*]}; np=$NP; rounds=$ROUNDS; colls=$COLLS; sizes=$SIZES; $total runs"
+start=$(date +%s)
+n=0
+busy_runs=0
+quiet_left=$QUIET_BUDGET
+declare -A DEAD=()
+for ((round = 1; round <= ROUNDS; round++)); do
+    for ci in "${!COLL_LIST[@]}"; do
+        coll=${COLL_LIST[$ci]}
+        for ((k = 0; k < nimpl; k++)); do
+            impl=${IMPLS[$(((k + ci + round) % nimpl))]}
+            n=$((n + 1))
+            if [ -n "${DEAD[$impl]:-}" ]; then
+                printf '[%3d/%d] round %d %-9s %-12s skipped (timed out before)\n' \
+                    "$n" "$total" "$round" "$coll" "$impl"
+                continue
+            fi
+            mapfile -t cmd < <(impl_cmd "$impl")
+            printf '[%3d/%d] round %d %-9s %-12s ' "$n" "$total" "$round" "$coll" "$impl"
+            {
+                echo "### round=$round coll=$coll impl=$impl"
+                echo "### ${cmd[*]} -c $coll"
+            } >>"$LOG"
+            wmax=$QUIET_WAIT
+            [ "$wmax" -gt "$quiet_left" ] && wmax=$quiet_left
+            t_wait=$SECONDS
+            if ! wait_quiet "$wmax"; then
+                busy_runs=$((busy_runs + 1))
+                printf '(busy machine) '
+            fi
+            quiet_left=$((quiet_left - (SECONDS - t_wait)))
+            [ "$quiet_left" -lt 0 ] && quiet_left=0
+            t_run=$(date +%s.%N)
+            out=$(timeout -k 10 "$RUN_TIMEOUT" "${cmd[@]}" -c "$coll" 2>"$OUT/.stderr")
+            rc=$?
+            t_run=$(awk -v a="$t_run" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
+            cat "$OUT/.stderr" >>"$LOG"
+            printf '%s\n' "$out" >>"$LOG"
+            grep 'VERIFY FAILED' "$OUT/.stderr" | sort -u >>"$ERR"
+            if [ $rc -ne 0 ]; then
+                msg="run failed (exit $rc$([ $rc -eq 124 ] && echo ', timeout')): round $round $coll $impl"
+                echo "$msg" >>"$ERR"
+                echo "FAILED (exit $rc, ${t_run} s)"
+                status=1
+                # a hung implementation would eat the time of every later run
+                [ $rc -eq 124 ] || [ $rc -eq 137 ] && DEAD[$impl]=1
+            else
+                echo "ok ($(printf '%s\n' "$out" | grep -c ,) rows, ${t_run} s)"
+            fi
+            printf '%s\n' "$out" | grep ',' | sed "s/^/$round,/" >>"$RAW"
+        done
+    done
+done
+rm -f "$OUT/.stderr"
+elapsed=$(($(date +%s) - start))
+echo "benchmark runs took ${elapsed}s"
+if [ "$busy_runs" -gt 0 ]; then
+    pnbc_log "WARNING: $busy_runs of $total runs started while other processes were using the CPUs"
+fi
+
+# ---------------------------------------------------------------- report
+ompi_ver=$("$OMPI_INFO" --version 2>/dev/null | head -n 1)
+mpich_ver=""
+if [ "$HAVE_MPICH" = 1 ]; then
+    mpich_ver=$("$MPIEXEC_MPICH" --version 2>/dev/null | sed -n 's/^ *Version: *//p' | head -n 1)
+fi
+meta=(--meta "date: $(date -u '+%Y-%m-%d %H:%M UTC'); host: $(uname -srm), $(nproc) cores"
+      --meta "np=$NP, rounds=$ROUNDS, batches=$BATCHES x ${BATCH_MS} ms, probes=$PROBES$([ "$QUICK" = 1 ] && echo ', --quick')"
+      --meta "Open MPI: ${ompi_ver:-?}; MPICH: ${mpich_ver:-not used}"
+      --meta "runs started while other processes kept the CPUs busy: $busy_runs of $total$([ "$busy_runs" -gt 0 ] && echo ' (numbers less reliable)')"
+      --meta "each number: per round, the median over batches of (batch time / iterations, max over ranks); then the median over rounds (results.csv also has the min)")
+if [ -n "${OMPI_MCA_mca_base_component_path:-}" ]; then
+    meta+=(--meta "component path: \`$OMPI_MCA_mca_base_component_path\`")
+fi
+# Debian's python3 (where python3-matplotlib installs) before any other.
+PYTHON=${PYTHON:-$(command -v /usr/bin/python3 || command -v python3)}
+if [ -z "$PYTHON" ]; then
+    pnbc_log "error: python3 is needed for the report (apt-get install python3)"
+    exit 1
+fi
+if ! "$PYTHON" "$HERE/bench_report.py" "$RAW" "$OUT" --errors "$ERR" "${meta[@]}"; then
+    status=1
+fi
+if [ -s "$ERR" ]; then
+    pnbc_log "WARNING: problems recorded in $ERR:"
+    sed 's/^/  /' "$ERR" >&2
+    status=1
+fi
+exit $status

@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+#
+# Copyright (c) 2026 The pnbc developers
+# SPDX-License-Identifier: BSD-3-Clause
+#
+# The README's first command: install what is missing, build pnbc, install
+# it into Open MPI's component directory (or $HOME/.openmpi/components when
+# not root), and run the example application with pnbc and with stock
+# libnbc side by side.
+#
+# Environment: NP (ranks for the example, default 2), PNBC_CONFIGURE_ARGS.
+
+set -euo pipefail
+
+top=$(cd "$(dirname "$0")/.." && pwd)
+cd "$top"
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+
+bash contrib/install-deps.sh
+
+configure_args=${PNBC_CONFIGURE_ARGS:-}
+if [ "$(id -u)" -ne 0 ] && [ -z "$configure_args" ]; then
+    # Open MPI also searches ~/.openmpi/components: no root needed there.
+    configure_args="--with-ompi-component-dir=$HOME/.openmpi/components"
+fi
+if [ ! -f config.status ]; then
+    ./autogen.pl
+    # shellcheck disable=SC2086
+    ./configure $configure_args
+fi
+make -j2
+make install
+
+echo
+echo "== ompi_info sees: $(ompi_info | grep 'MCA coll: pnbc' | sed 's/^ *//')"
+echo
+PNBC_REQUIRE=1 bash contrib/run-example.sh "${NP:-2}"
