@@ -32,6 +32,9 @@ make -j2
 make install
 
 echo
-echo "== ompi_info sees: $(ompi_info | grep 'MCA coll: pnbc' | sed 's/^ *//')"
+echo "== installed: $(ompi_info | grep 'MCA coll: pnbc' | sed 's/^ *//')"
 echo
-PNBC_REQUIRE=1 bash contrib/run-example.sh "${NP:-2}"
+# Run the example against the component just built (an older installed
+# copy, or an install directory Open MPI does not search, cannot interfere).
+PNBC_COMPONENT_PATH="$top/ompi/mca/coll/pnbc/.libs" PNBC_REQUIRE=1 \
+    bash contrib/run-example.sh "${NP:-2}"
