@@ -333,6 +333,30 @@ static void gather_binomial_member(pnbc_schedule_t *s, const pnbc_coll_args_t *a
     pnbc_sched_send(s, acc, (size_t) span * r->one_count, r->one_type, tree_parent(a, v));
 }
 
+/* Binomial gather and scatter share their shape: the root's part and a
+ * member's part (v = virtual rank, root = 0), nothing for empty blocks. */
+typedef void (*rooted_root_part_t)(pnbc_schedule_t *, const pnbc_coll_args_t *,
+                                   const rooted_t *);
+typedef void (*rooted_member_part_t)(pnbc_schedule_t *, const pnbc_coll_args_t *,
+                                     const rooted_t *, int);
+
+static void rooted_binomial(pnbc_schedule_t *s, const pnbc_coll_args_t *a,
+                            rooted_root_part_t root_part, rooted_member_part_t member_part)
+{
+    const int v = (a->rank - a->root + a->size) % a->size;
+    rooted_t r;
+
+    rooted_view(a, &r);
+    if (0 == rooted_block_bytes(a, &r)) {
+        return;
+    }
+    if (0 == v) {
+        root_part(s, a, &r);
+    } else {
+        member_part(s, a, &r, v);
+    }
+}
+
 /*
  * pnbc_gather_binomial
  *   Accepts: any size, root, count, datatypes, MPI_IN_PLACE at the root.
@@ -355,18 +379,7 @@ static void gather_binomial_member(pnbc_schedule_t *s, const pnbc_coll_args_t *a
  */
 void pnbc_gather_binomial(pnbc_schedule_t *s, const pnbc_coll_args_t *a)
 {
-    const int v = (a->rank - a->root + a->size) % a->size;
-    rooted_t r;
-
-    rooted_view(a, &r);
-    if (0 == rooted_block_bytes(a, &r)) {
-        return;
-    }
-    if (0 == v) {
-        gather_binomial_root(s, a, &r);
-    } else {
-        gather_binomial_member(s, a, &r, v);
-    }
+    rooted_binomial(s, a, gather_binomial_root, gather_binomial_member);
 }
 
 /* Scatter at the root: every child's subtree straight from sbuf (the
@@ -433,18 +446,7 @@ static void scatter_binomial_member(pnbc_schedule_t *s, const pnbc_coll_args_t *
  */
 void pnbc_scatter_binomial(pnbc_schedule_t *s, const pnbc_coll_args_t *a)
 {
-    const int v = (a->rank - a->root + a->size) % a->size;
-    rooted_t r;
-
-    rooted_view(a, &r);
-    if (0 == rooted_block_bytes(a, &r)) {
-        return;
-    }
-    if (0 == v) {
-        scatter_binomial_root(s, a, &r);
-    } else {
-        scatter_binomial_member(s, a, &r, v);
-    }
+    rooted_binomial(s, a, scatter_binomial_root, scatter_binomial_member);
 }
 
 /*
