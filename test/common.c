@@ -18,9 +18,30 @@ double now_sec(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
+/* ================================================================ memory */
+void *xmalloc(size_t n)
+{
+    void *p = malloc(n ? n : 1);
+    if (!p) {
+        fprintf(stderr, "out of memory (%zu bytes)\n", n);
+        abort();
+    }
+    return p;
+}
+
+void *xcalloc(size_t n, size_t size)
+{
+    void *p = calloc(n ? n : 1, size ? size : 1);
+    if (!p) {
+        fprintf(stderr, "out of memory\n");
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+    return p;
+}
+
 /* ================================================================ watchdog */
-static char wd_prog[64] = "test";
-static int wd_rank = -1;
+static char wd_prog[64] = "test";       /* also the program of case_begin's text */
+static int wd_rank = -1;                /* also the world rank of the FAIL lines */
 static char wd_what[600];
 static int wd_secs;
 
@@ -100,6 +121,24 @@ void watchdog_note(const char *fmt, ...)
     va_end(ap);
 }
 
+/* ================================================================ program */
+void test_init(int *argc, char ***argv, const char *prog, int *wrank, int *wsize)
+{
+    MPI_Init(argc, argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, wrank);
+    MPI_Comm_size(MPI_COMM_WORLD, wsize);
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    watchdog_init(prog, *wrank);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+}
+
+void abort_unless(int ok, const char *what)
+{
+    if (ok) return;
+    printf("FAIL %s: cannot create %s\n", wd_prog, what);
+    MPI_Abort(MPI_COMM_WORLD, 2);
+}
+
 /* ================================================================ datatypes */
 dtype_t T_INT = { "int", MPI_DATATYPE_NULL, sizeof(int), 1, { 0 }, { PR_INT }, 0 };
 dtype_t T_DOUBLE = { "double", MPI_DATATYPE_NULL, sizeof(double), 1, { 0 }, { PR_DOUBLE }, 0 };
@@ -138,9 +177,9 @@ static void set_layout(dtype_t *d, const char *name, size_t extent, int n,
     d->derived = 1;
 }
 
-static int resized(MPI_Datatype in, MPI_Aint extent, MPI_Datatype *out)
+int type_resized(MPI_Datatype in, MPI_Aint lb, MPI_Aint extent, MPI_Datatype *out)
 {
-    int rc = MPI_Type_create_resized(in, 0, extent, out);
+    int rc = MPI_Type_create_resized(in, lb, extent, out);
     MPI_Type_free(&in);
     return rc;
 }
@@ -160,7 +199,7 @@ static int make_type(const char *name, dtype_t *d)
         prim_t k[2] = { PR_DOUBLE, PR_DOUBLE };
         set_layout(d, "vecd", 32, 2, off, k);
         rc = MPI_Type_vector(2, 1, 2, MPI_DOUBLE, &t0);
-        if (rc == MPI_SUCCESS) rc = resized(t0, 32, &t);
+        if (rc == MPI_SUCCESS) rc = type_resized(t0, 0, 32, &t);
     } else if (!strcmp(name, "structh")) {
         size_t off[3] = { 0, 8, 16 };
         prim_t k[3] = { PR_INT, PR_DOUBLE, PR_CHAR };
@@ -169,7 +208,7 @@ static int make_type(const char *name, dtype_t *d)
         MPI_Datatype ty[3] = { MPI_INT, MPI_DOUBLE, MPI_CHAR };
         set_layout(d, "structh", 24, 3, off, k);
         rc = MPI_Type_create_struct(3, bl, disp, ty, &t0);
-        if (rc == MPI_SUCCESS) rc = resized(t0, 24, &t);
+        if (rc == MPI_SUCCESS) rc = type_resized(t0, 0, 24, &t);
     } else if (!strcmp(name, "mat2c")) {
         size_t off[4] = { 0, 4, 8, 12 };
         prim_t k[4] = { PR_INT, PR_INT, PR_INT, PR_INT };
@@ -183,13 +222,13 @@ static int make_type(const char *name, dtype_t *d)
         MPI_Datatype ty[4] = { MPI_INT, MPI_INT, MPI_INT, MPI_INT };
         set_layout(d, "mat2h", 32, 4, off, k);
         rc = MPI_Type_create_struct(4, bl, disp, ty, &t0);
-        if (rc == MPI_SUCCESS) rc = resized(t0, 32, &t);
+        if (rc == MPI_SUCCESS) rc = type_resized(t0, 0, 32, &t);
     } else if (!strcmp(name, "mat2v")) {
         size_t off[4] = { 0, 8, 16, 24 };
         prim_t k[4] = { PR_INT, PR_INT, PR_INT, PR_INT };
         set_layout(d, "mat2v", 32, 4, off, k);
         rc = MPI_Type_vector(4, 1, 2, MPI_INT, &t0);
-        if (rc == MPI_SUCCESS) rc = resized(t0, 32, &t);
+        if (rc == MPI_SUCCESS) rc = type_resized(t0, 0, 32, &t);
     } else {
         fprintf(stderr, "make_type: unknown layout %s\n", name);
         return MPI_ERR_ARG;
@@ -253,15 +292,19 @@ void types_free(void)
 }
 
 /* ================================================================ operations */
-#define AFF_P 32749             /* prime < 2^15: (a << 16 | b) fits in an int */
 #define MAT_P 10007             /* 2 * MAT_P^2 < 2^31 */
 
+void affine_compose(long af, long bf, long ag, long bg, long *a, long *b)
+{
+    *a = (af * ag) % AFF_P;
+    *b = (af * bg + bf) % AFF_P;
+}
+
+/* the same on maps packed into one int as (a << 16 | b) */
 static inline int aff_compose(int f, int g)     /* x -> f(g(x)) */
 {
-    long af = (f >> 16) & 0x7fff, bf = f & 0xffff;
-    long ag = (g >> 16) & 0x7fff, bg = g & 0xffff;
-    long a = (af * ag) % AFF_P;
-    long b = (af * bg + bf) % AFF_P;
+    long a, b;
+    affine_compose((f >> 16) & 0x7fff, f & 0xffff, (g >> 16) & 0x7fff, g & 0xffff, &a, &b);
     return (int)((a << 16) | b);
 }
 
@@ -313,26 +356,18 @@ static void cb_affine(void *in, void *inout, int *len, MPI_Datatype *dt)
     (void)dt;
     affine_apply(in, inout, *len);
 }
-static void cb_matmul_c(void *in, void *inout, int *len, MPI_Datatype *dt)
-{
-    (void)dt;
-    matmul_apply(&T_MAT2C, in, inout, *len);
-}
-static void cb_matmul_h(void *in, void *inout, int *len, MPI_Datatype *dt)
-{
-    (void)dt;
-    matmul_apply(&T_MAT2H, in, inout, *len);
-}
-static void cb_matmul_v(void *in, void *inout, int *len, MPI_Datatype *dt)
-{
-    (void)dt;
-    matmul_apply(&T_MAT2V, in, inout, *len);
-}
-static void cb_dsum_vecd(void *in, void *inout, int *len, MPI_Datatype *dt)
-{
-    (void)dt;
-    dsum_apply(&T_VECD, in, inout, *len);
-}
+/* callback `name`: apply(&layout, ...) */
+#define LAYOUT_CB(name, apply, layout)                                     \
+    static void name(void *in, void *inout, int *len, MPI_Datatype *dt)    \
+    {                                                                      \
+        (void)dt;                                                          \
+        apply(&layout, in, inout, *len);                                   \
+    }
+LAYOUT_CB(cb_matmul_c, matmul_apply, T_MAT2C)
+LAYOUT_CB(cb_matmul_h, matmul_apply, T_MAT2H)
+LAYOUT_CB(cb_matmul_v, matmul_apply, T_MAT2V)
+LAYOUT_CB(cb_dsum_vecd, dsum_apply, T_VECD)
+#undef LAYOUT_CB
 
 const char *op_name(opk_t k)
 {
@@ -429,7 +464,7 @@ MPI_Op op_get(opk_t k, const dtype_t *dt)
 static const double dprod_vals[5] = { 0.5, -1.0, 1.0, 2.0, 1.5 };
 static const int iprod_vals[5] = { -2, -1, 1, 2, 3 };
 
-static void gen_field(unsigned char *p, prim_t kind, opk_t op, uint64_t h)
+void gen_field(unsigned char *p, prim_t kind, opk_t op, uint64_t h)
 {
     int iv = 0;
     long lv = 0;
@@ -502,6 +537,22 @@ void fill_input(void *buf, const dtype_t *dt, int count, opk_t op, uint64_t seed
     for (int i = 0; i < count; i++, p += dt->extent)
         for (int f = 0; f < dt->nprim; f++)
             gen_field(p + dt->off[f], dt->kind[f], op, mix64(seed + (uint64_t)i * 8 + (uint64_t)f));
+}
+
+void fill_send(void *buf, void *copy, const dtype_t *dt, int count, opk_t op, uint64_t seed)
+{
+    size_t bytes = (size_t)count * dt->extent;
+    memset(buf, POISON_SEND, bytes);
+    fill_input(buf, dt, count, op, seed);
+    memcpy(copy, buf, bytes);
+}
+
+size_t first_diff(const void *a, const void *b, size_t n)
+{
+    const unsigned char *x = a, *y = b;
+    size_t i = 0;
+    while (i < n && x[i] == y[i]) i++;
+    return i;
 }
 
 /* b = a op b for one predefined op on one field */
@@ -589,6 +640,17 @@ void reduce_local(const void *in, void *inout, const dtype_t *dt, int count, opk
     }
 }
 
+void fold_reference(void *exp, void *tmp, const dtype_t *dt, int count, opk_t op, uint64_t id,
+                    int it, int lo, int hi)
+{
+    memset(exp, POISON_RECV, (size_t)count * dt->extent);
+    fill_input(exp, dt, count, op, input_seed(id, it, hi));
+    for (int r = hi - 1; r >= lo; r--) {
+        fill_input(tmp, dt, count, op, input_seed(id, it, r));
+        reduce_local(tmp, exp, dt, count, op);
+    }
+}
+
 static void fmt_field(char *s, size_t n, const unsigned char *p, prim_t kind)
 {
     int iv;
@@ -611,8 +673,7 @@ int compare_buffers(const void *got, const void *exp, const dtype_t *dt, int cou
     size_t total = (size_t)count * dt->extent;
     const unsigned char *g = got, *e = exp;
     if (total == 0 || memcmp(g, e, total) == 0) return 0;
-    size_t b = 0;
-    while (b < total && g[b] == e[b]) b++;
+    size_t b = first_diff(g, e, total);
     size_t idx = b / dt->extent, boff = b % dt->extent;
     size_t nbad = 0;
     for (size_t i = idx; i < (size_t)count; i++)
@@ -646,14 +707,9 @@ const char *coll_name(coll_t c)
     return "?";
 }
 
-static void *xmalloc(size_t n)
+MPI_Op coll_op(coll_t coll, opk_t opk, const dtype_t *dt)
 {
-    void *p = malloc(n ? n : 1);
-    if (!p) {
-        fprintf(stderr, "out of memory (%zu bytes)\n", n);
-        abort();
-    }
-    return p;
+    return (coll == C_REDUCE || coll == C_ALLREDUCE) ? op_get(opk, dt) : MPI_OP_NULL;
 }
 
 void preq_setup(preq_t *p, coll_t coll, MPI_Comm comm, const dtype_t *dt, opk_t opk,
@@ -706,11 +762,11 @@ int preq_init(preq_t *p, MPI_Info info)
     /* junk in the buffers at init time: an implementation that snapshots the
      * data at init instead of at start produces wrong results later */
     if (p->sbuf) {
-        memset(p->sbuf, 0x33, p->bytes);
+        memset(p->sbuf, JUNK_SEND, p->bytes);
         fill_input(p->sbuf, &p->dt, p->count, p->opk, input_seed(p->id, 777, p->rank));
     }
     if (p->rbuf) {
-        memset(p->rbuf, 0x44, p->bytes);
+        memset(p->rbuf, JUNK_RECV, p->bytes);
         fill_input(p->rbuf, &p->dt, p->count, p->opk, input_seed(p->id, 778, p->rank));
     }
     switch (p->coll) {
@@ -735,9 +791,7 @@ void preq_prepare(preq_t *p, int it)
         return;
     case C_BCAST:
         if (p->am_root) {
-            memset(p->rbuf, POISON_SEND, p->bytes);
-            fill_input(p->rbuf, &p->dt, p->count, OP_NONE, input_seed(p->id, it, p->rank));
-            memcpy(p->scopy, p->rbuf, p->bytes);
+            fill_send(p->rbuf, p->scopy, &p->dt, p->count, OP_NONE, input_seed(p->id, it, p->rank));
         } else {
             memset(p->rbuf, POISON_RECV, p->bytes);
         }
@@ -748,9 +802,7 @@ void preq_prepare(preq_t *p, int it)
             memset(p->rbuf, POISON_RECV, p->bytes);
             fill_input(p->rbuf, &p->dt, p->count, p->opk, input_seed(p->id, it, p->rank));
         } else {
-            memset(p->sbuf, POISON_SEND, p->bytes);
-            fill_input(p->sbuf, &p->dt, p->count, p->opk, input_seed(p->id, it, p->rank));
-            memcpy(p->scopy, p->sbuf, p->bytes);
+            fill_send(p->sbuf, p->scopy, &p->dt, p->count, p->opk, input_seed(p->id, it, p->rank));
             if (p->rbuf) memset(p->rbuf, POISON_RECV, p->bytes);
         }
         return;
@@ -787,12 +839,7 @@ int preq_check(preq_t *p, int it, char *msg, size_t msglen)
         }
         if (!p->am_root) return 0;
         /* expected = x0 op (x1 op (... op x_{n-1})), holes = receive poison */
-        memset(p->exp, POISON_RECV, p->bytes);
-        fill_input(p->exp, &p->dt, p->count, p->opk, input_seed(p->id, it, p->size - 1));
-        for (int r = p->size - 2; r >= 0; r--) {
-            fill_input(p->tmp, &p->dt, p->count, p->opk, input_seed(p->id, it, r));
-            reduce_local(p->tmp, p->exp, &p->dt, p->count, p->opk);
-        }
+        fold_reference(p->exp, p->tmp, &p->dt, p->count, p->opk, p->id, it, 0, p->size - 1);
         if (compare_buffers(p->rbuf, p->exp, &p->dt, p->count, m, sizeof m)) {
             snprintf(msg, msglen, "%s", m);
             return 1;
@@ -810,6 +857,156 @@ void preq_release(preq_t *p)
     free(p->tmp);
     free(p->scopy);
     p->sbuf = p->rbuf = p->exp = p->tmp = p->scopy = NULL;
+}
+
+/* ================================================================ running requests */
+int start_req(MPI_Request *r, int it)
+{
+    return (it % 2 == 1) ? MPI_Startall(1, r) : MPI_Start(r);
+}
+
+int complete_req(MPI_Request *r, int it)
+{
+    if (it % 2 == 0) return MPI_Wait(r, MPI_STATUS_IGNORE);
+    int flag = 0, rc;
+    do {
+        rc = MPI_Test(r, &flag, MPI_STATUS_IGNORE);
+    } while (rc == MPI_SUCCESS && !flag);
+    return rc;
+}
+
+int start_complete_req(MPI_Request *r, int it)
+{
+    int rc = start_req(r, it);
+    return rc != MPI_SUCCESS ? rc : complete_req(r, it);
+}
+
+int all_ok(MPI_Comm comm, int ok)
+{
+    MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, comm);
+    return ok;
+}
+
+/* ================================================================ communicators */
+void ctx_split_reversed(ctx_t *c)
+{
+    int wrank;
+    MPI_Comm_rank(MPI_COMM_WORLD, &wrank);
+    memset(c, 0, sizeof *c);
+    MPI_Comm_split(MPI_COMM_WORLD, wrank == 0 ? 0 : 1, -wrank, &c->comm);
+    MPI_Comm_set_errhandler(c->comm, MPI_ERRORS_RETURN);
+    MPI_Comm_rank(c->comm, &c->rank);
+    MPI_Comm_size(c->comm, &c->size);
+    snprintf(c->name, sizeof c->name, "split(size=%d,reversed)", c->size);
+}
+
+/* ================================================================ reporting */
+long n_cases, n_checks, n_failed;
+int max_print = 40;
+int case_failed;
+static int n_printed;
+static char case_desc[512];
+
+void parse_test_args(int argc, char **argv, int *quick)
+{
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--quick")) {
+            if (quick) *quick = 1;
+        } else if (!strcmp(argv[i], "--max-print") && i + 1 < argc) {
+            max_print = atoi(argv[++i]);
+        }
+    }
+}
+
+void vfail_line(const char *what, int it, const char *fmt, va_list ap)
+{
+    n_failed++;
+    if (n_printed++ < max_print) {
+        char msg[700];
+        vsnprintf(msg, sizeof msg, fmt, ap);
+        printf("FAIL %s iter=%d world_rank=%d: %s\n", what, it, wd_rank, msg);
+        fflush(stdout);
+    }
+}
+
+void fail_line(const char *what, int it, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vfail_line(what, it, fmt, ap);
+    va_end(ap);
+}
+
+void case_begin(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(case_desc, sizeof case_desc, fmt, ap);
+    va_end(ap);
+    case_failed = 0;
+    n_cases++;
+    watchdog_arm(CASE_TIMEOUT, "%s case %s", wd_prog, case_desc);
+}
+
+void case_fail(int it, const char *fmt, ...)
+{
+    va_list ap;
+    if (case_failed) return;    /* one line per failing case and rank */
+    case_failed = 1;
+    if (n_printed == max_print)
+        printf("FAIL ... (world rank %d: further failure lines suppressed)\n", wd_rank);
+    va_start(ap, fmt);
+    vfail_line(case_desc, it, fmt, ap);
+    va_end(ap);
+}
+
+int case_init_ok(MPI_Comm comm, int rc, MPI_Request *req)
+{
+    if (all_ok(comm, rc == MPI_SUCCESS)) return 1;
+    if (rc != MPI_SUCCESS) case_fail(-1, "init returned %s", err_class_str(rc));
+    else case_fail(-1, "init failed on another rank");
+    if (rc == MPI_SUCCESS && *req != MPI_REQUEST_NULL) MPI_Request_free(req);
+    return 0;
+}
+
+int case_start_complete(MPI_Request *r, int it)
+{
+    int rc = start_req(r, it);
+    if (rc != MPI_SUCCESS) {
+        case_fail(it, "%s returned %s", it % 2 ? "MPI_Startall" : "MPI_Start", err_class_str(rc));
+        return rc;
+    }
+    rc = complete_req(r, it);
+    if (rc != MPI_SUCCESS)
+        case_fail(it, "%s returned %s", it % 2 ? "MPI_Test" : "MPI_Wait", err_class_str(rc));
+    return rc;
+}
+
+int case_startall_waitall(int n, MPI_Request *rq, int it)
+{
+    int rc = MPI_Startall(n, rq);
+    if (rc != MPI_SUCCESS) {
+        case_fail(it, "MPI_Startall returned %s", err_class_str(rc));
+        return rc;
+    }
+    rc = MPI_Waitall(n, rq, MPI_STATUSES_IGNORE);
+    if (rc != MPI_SUCCESS) case_fail(it, "MPI_Waitall returned %s", err_class_str(rc));
+    return rc;
+}
+
+void case_free_req(MPI_Request *r)
+{
+    if (*r == MPI_REQUEST_NULL) return;
+    int rc = MPI_Request_free(r);
+    if (rc != MPI_SUCCESS) case_fail(-1, "MPI_Request_free returned %s", err_class_str(rc));
+    else if (*r != MPI_REQUEST_NULL) case_fail(-1, "MPI_Request_free did not set MPI_REQUEST_NULL");
+}
+
+totals_t totals_sum(void)
+{
+    long mine[3] = { n_cases, n_checks, n_failed }, sum[3];
+    MPI_Allreduce(mine, sum, 3, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
+    return (totals_t){ sum[0], sum[1], sum[2] };
 }
 
 /* ================================================================ misc */

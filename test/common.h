@@ -19,19 +19,41 @@
 #include <mpi.h>
 #if defined(MPICH_VERSION) && MPI_VERSION >= 4
 /* MPICH 4 (to cross-check the tests against an independent implementation):
- * the MPI-4 names */
+ * the MPI-4 names of every persistent collective the tests use */
 #define MPIX_Barrier_init MPI_Barrier_init
 #define MPIX_Bcast_init MPI_Bcast_init
 #define MPIX_Reduce_init MPI_Reduce_init
 #define MPIX_Allreduce_init MPI_Allreduce_init
+#define MPIX_Reduce_scatter_init MPI_Reduce_scatter_init
+#define MPIX_Reduce_scatter_block_init MPI_Reduce_scatter_block_init
+#define MPIX_Scan_init MPI_Scan_init
+#define MPIX_Exscan_init MPI_Exscan_init
+#define MPIX_Gather_init MPI_Gather_init
+#define MPIX_Gatherv_init MPI_Gatherv_init
+#define MPIX_Scatter_init MPI_Scatter_init
+#define MPIX_Scatterv_init MPI_Scatterv_init
+#define MPIX_Allgather_init MPI_Allgather_init
+#define MPIX_Allgatherv_init MPI_Allgatherv_init
+#define MPIX_Alltoall_init MPI_Alltoall_init
+#define MPIX_Alltoallv_init MPI_Alltoallv_init
+#define MPIX_Alltoallw_init MPI_Alltoallw_init
+#define MPIX_Neighbor_allgather_init MPI_Neighbor_allgather_init
+#define MPIX_Neighbor_allgatherv_init MPI_Neighbor_allgatherv_init
+#define MPIX_Neighbor_alltoall_init MPI_Neighbor_alltoall_init
+#define MPIX_Neighbor_alltoallv_init MPI_Neighbor_alltoallv_init
+#define MPIX_Neighbor_alltoallw_init MPI_Neighbor_alltoallw_init
 #else
 #include <mpi-ext.h>
 #endif
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 
-#define POISON_RECV 0xA5
-#define POISON_SEND 0x5A
+#define POISON_RECV 0xA5        /* receive buffers before every start */
+#define POISON_SEND 0x5A        /* send buffers around the inputs */
+#define JUNK_SEND 0x33          /* send buffers at *_init: data is read at start, not at init */
+#define JUNK_RECV 0x44          /* receive buffers at *_init */
+#define CASE_TIMEOUT 60         /* seconds the watchdog gives one test case */
 
 /* ---------------------------------------------------------------- hashing */
 static inline uint64_t mix64(uint64_t x)
@@ -51,11 +73,23 @@ static inline uint64_t input_seed(uint64_t id, int it, int rank)
 /* ---------------------------------------------------------------- time */
 double now_sec(void);           /* CLOCK_MONOTONIC, shared by all processes of a node */
 
+/* ---------------------------------------------------------------- program */
+/* MPI_Init, then: world rank and size into *wrank / *wsize, line-buffered
+ * stdout, watchdog_init(prog, rank), MPI_ERRORS_RETURN on MPI_COMM_WORLD. */
+void test_init(int *argc, char ***argv, const char *prog, int *wrank, int *wsize);
+/* Unless ok: "FAIL <prog>: cannot create <what>" and MPI_Abort(2). */
+void abort_unless(int ok, const char *what);
+
+/* ---------------------------------------------------------------- memory */
+void *xmalloc(size_t n);                /* malloc(n ? n : 1); abort() when out of memory */
+void *xcalloc(size_t n, size_t size);   /* zeroed, at least 1 byte; MPI_Abort(2) when out of memory */
+
 /* ---------------------------------------------------------------- watchdog
  * SIGALRM based last resort against hangs inside MPI: prints what was going
  * on and _exit()s, which makes mpirun tear the job down.  Crash signals
  * (SEGV, BUS, FPE, ILL, ABRT) print the same text, then chain to the
- * previous handler.  Call after MPI_Init.                                    */
+ * previous handler.  Call after MPI_Init.  The program name and world rank
+ * given here also appear in the FAIL lines of the reporting below.          */
 void watchdog_init(const char *progname, int rank);
 void watchdog_arm(int seconds, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void watchdog_disarm(void);
@@ -91,6 +125,8 @@ void types_free(void);
  * one).  The caller owns out->type. */
 int dtype_clone(dtype_t *out, const dtype_t *proto);
 size_t prim_size(prim_t k);
+/* MPI_Type_create_resized(in, lb, extent, out), then frees `in` (not committed). */
+int type_resized(MPI_Datatype in, MPI_Aint lb, MPI_Aint extent, MPI_Datatype *out);
 
 /* ---------------------------------------------------------------- operations */
 typedef enum {
@@ -112,10 +148,29 @@ MPI_Op op_create(opk_t k, const dtype_t *dt);
 int ops_create(void);
 void ops_free(void);
 MPI_Op op_get(opk_t k, const dtype_t *dt);
+/* An operation and a datatype it is tested on. */
+typedef struct { opk_t op; dtype_t *dt; } combo_t;
+
+/* The non-commutative affine maps x -> a*x + b mod AFF_P of the user ops:
+ * (*a, *b) = f o g for f = (af, bf), g = (ag, bg), i.e. x -> f(g(x)). */
+#define AFF_P 32749             /* prime < 2^15: (a << 16 | b) fits in an int */
+void affine_compose(long af, long bf, long ag, long bg, long *a, long *b);
 
 /* ---------------------------------------------------------------- data */
+/* The value of one field of kind `kind` for hash h, in the range op wants. */
+void gen_field(unsigned char *p, prim_t kind, opk_t op, uint64_t h);
 /* Write the input fields of `count` elements (holes untouched). */
 void fill_input(void *buf, const dtype_t *dt, int count, opk_t op, uint64_t seed);
+/* A send buffer for a start: POISON_SEND, then the inputs, then a copy of it
+ * all into `copy` (the send buffer must come back unchanged). */
+void fill_send(void *buf, void *copy, const dtype_t *dt, int count, opk_t op, uint64_t seed);
+/* Reference of a reduction over the inputs of ranks lo..hi at iteration `it`
+ * of case `id`: exp = x_lo op (x_lo+1 op (... op x_hi)), holes POISON_RECV;
+ * tmp is scratch space of the same size. */
+void fold_reference(void *exp, void *tmp, const dtype_t *dt, int count, opk_t op, uint64_t id,
+                    int it, int lo, int hi);
+/* Offset of the first byte in which a and b differ; n when they are equal. */
+size_t first_diff(const void *a, const void *b, size_t n);
 /* inout[i] = in[i] op inout[i] on the fields (the MPI user-function convention) */
 void reduce_local(const void *in, void *inout, const dtype_t *dt, int count, opk_t op);
 /* Describe the first difference between got and expected (whole elements,
@@ -126,6 +181,8 @@ int compare_buffers(const void *got, const void *exp, const dtype_t *dt, int cou
 /* ---------------------------------------------------------------- requests */
 typedef enum { C_BARRIER, C_BCAST, C_REDUCE, C_ALLREDUCE } coll_t;
 const char *coll_name(coll_t c);
+/* The MPI_Op of a request: op_get(opk, dt) for the reductions, else MPI_OP_NULL. */
+MPI_Op coll_op(coll_t coll, opk_t opk, const dtype_t *dt);
 
 typedef struct preq {
     coll_t coll;
@@ -153,6 +210,55 @@ void preq_prepare(preq_t *p, int it);
 /* Check the result of iteration `it`; 0 = ok, otherwise msg describes it. */
 int preq_check(preq_t *p, int it, char *msg, size_t msglen);
 void preq_release(preq_t *p);
+
+/* ---------------------------------------------------------------- running requests */
+int start_req(MPI_Request *r, int it);          /* MPI_Start at even `it`, MPI_Startall(1) at odd */
+int complete_req(MPI_Request *r, int it);       /* MPI_Wait at even `it`, an MPI_Test loop at odd */
+int start_complete_req(MPI_Request *r, int it); /* start_req, then complete_req: the first error */
+int all_ok(MPI_Comm comm, int ok);              /* 1 when ok is true on every rank of comm */
+
+/* ---------------------------------------------------------------- communicators */
+/* A communicator a sweep of cases runs on. */
+typedef struct {
+    MPI_Comm comm;
+    char name[40];
+    int rank, size;
+    int full;                   /* full sweep or reduced */
+} ctx_t;
+/* c = the split of MPI_COMM_WORLD with rank 0 alone and the other ranks
+ * together in reversed order (reduced sweep, MPI_ERRORS_RETURN). */
+void ctx_split_reversed(ctx_t *c);
+
+/* ---------------------------------------------------------------- reporting
+ * Counters of this process and its failure lines
+ * "FAIL <what> iter=<it> world_rank=<rank>: <message>", printed for the
+ * first max_print failures only.                                            */
+extern long n_cases, n_checks, n_failed;
+extern int max_print;           /* default 40 */
+/* Options shared by the drivers: --quick (sets *quick; ignored when quick is
+ * NULL) and --max-print N. */
+void parse_test_args(int argc, char **argv, int *quick);
+/* Count a failure and print its line. */
+void fail_line(const char *what, int it, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+void vfail_line(const char *what, int it, const char *fmt, va_list ap);
+/* Test cases: case_begin names the case, counts it in n_cases and arms the
+ * watchdog for CASE_TIMEOUT s; case_fail counts and prints only the first
+ * failure of a case (case_failed says whether there was one), and says so
+ * once when later lines are suppressed. */
+extern int case_failed;
+void case_begin(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void case_fail(int it, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Steps of a case that report their failures through case_fail.
+ * case_init_ok: rc is what *_init returned on this rank; 1 when init
+ * succeeded on every rank of comm (collective), else 0 after reporting
+ * (and freeing *req when it was made). */
+int case_init_ok(MPI_Comm comm, int rc, MPI_Request *req);
+int case_start_complete(MPI_Request *r, int it);            /* start_req + complete_req: first error */
+int case_startall_waitall(int n, MPI_Request *rq, int it);  /* MPI_Startall + MPI_Waitall: first error */
+void case_free_req(MPI_Request *r);     /* MPI_Request_free unless NULL: must succeed and set NULL */
+/* The counters summed over MPI_COMM_WORLD (collective). */
+typedef struct { long cases, checks, failed; } totals_t;
+totals_t totals_sum(void);
 
 /* ---------------------------------------------------------------- misc */
 const char *err_class_str(int rc);  /* "MPI_ERR_REQUEST (class 19): text" */

@@ -38,18 +38,13 @@
 #include <string.h>
 
 #define ITERS 3
-#define CASE_TIMEOUT 60
 
-static int wrank;
 static const char *only;        /* --only SUBSTR: run matching scenarios only */
 
 static int selected(const char *desc)
 {
     return only == NULL || strstr(desc, only) != NULL;
 }
-static long n_checks, n_failures;
-static int n_printed;
-#define MAX_PRINT 40
 
 /* ------------------------------------------------------------------ report */
 static void check(int ok, const char *what, int it, const char *fmt, ...)
@@ -58,26 +53,10 @@ static void check(int ok, const char *what, int it, const char *fmt, ...)
 {
     n_checks++;
     if (ok) return;
-    n_failures++;
-    if (n_printed++ < MAX_PRINT) {
-        char msg[700];
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(msg, sizeof msg, fmt, ap);
-        va_end(ap);
-        printf("FAIL %s iter=%d world_rank=%d: %s\n", what, it, wrank, msg);
-        fflush(stdout);
-    }
-}
-
-static void *xcalloc(size_t n, size_t sz)
-{
-    void *p = calloc(n ? n : 1, sz ? sz : 1);
-    if (!p) {
-        fprintf(stderr, "out of memory\n");
-        MPI_Abort(MPI_COMM_WORLD, 2);
-    }
-    return p;
+    va_list ap;
+    va_start(ap, fmt);
+    vfail_line(what, it, fmt, ap);
+    va_end(ap);
 }
 
 /* ------------------------------------------------------------------ families */
@@ -282,8 +261,8 @@ static const void *sendbuf_arg(const a2a_t *x)
 static int a2a_init(a2a_t *x)
 {
     /* junk at init: data must be read when the request runs */
-    if (x->sbuf) memset(x->sbuf, 0x33, x->sbytes);
-    memset(x->rbuf, 0x44, x->rbytes);
+    if (x->sbuf) memset(x->sbuf, JUNK_SEND, x->sbytes);
+    memset(x->rbuf, JUNK_RECV, x->rbytes);
     const void *sb = sendbuf_arg(x);
     switch (x->c->coll) {
     case A2A:
@@ -362,8 +341,7 @@ static void a2a_prepare(a2a_t *x, int it)
 static void describe_diff(const a2a_t *x, const unsigned char *got, const unsigned char *want,
                           char *msg, size_t len)
 {
-    size_t b = 0;
-    while (b < x->rbytes && got[b] == want[b]) b++;
+    size_t b = first_diff(got, want, x->rbytes);
     int blk = -1;
     for (int q = 0; q < x->size; q++) {
         size_t lo = x->rblk[q].disp, hi = lo + (size_t)x->rblk[q].count * x->rblk[q].dt->extent;
@@ -390,24 +368,6 @@ static void a2a_check(a2a_t *x, int it)
     ok = memcmp(x->ref, x->exp, x->rbytes) == 0;
     if (!ok) describe_diff(x, x->ref, x->exp, msg, sizeof msg);
     check(ok, x->desc, it, "BLOCKING reference disagrees with the local expectation: %s", msg);
-}
-
-static int all_ok(MPI_Comm comm, int ok)
-{
-    MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, comm);
-    return ok;
-}
-
-static int start_and_complete(MPI_Request *r, int it)
-{
-    int rc = (it % 2) ? MPI_Startall(1, r) : MPI_Start(r);
-    if (rc != MPI_SUCCESS) return rc;
-    if (it % 2 == 0) return MPI_Wait(r, MPI_STATUS_IGNORE);
-    int flag = 0;
-    do {
-        rc = MPI_Test(r, &flag, MPI_STATUS_IGNORE);
-    } while (rc == MPI_SUCCESS && !flag);
-    return rc;
 }
 
 static int a2a_init_checked(a2a_t *x)
@@ -472,7 +432,7 @@ static void run_case(const case_t *c, MPI_Comm comm, const char *comm_name, int 
     if (inited) {
         for (int it = 0; it < ITERS; it++) {
             a2a_prepare(&x, it);
-            int rc = start_and_complete(&x.req, it);
+            int rc = start_complete_req(&x.req, it);
             check(rc == MPI_SUCCESS, x.desc, it, "start/complete returned %s", err_class_str(rc));
             if (rc != MPI_SUCCESS) break;
             a2a_check(&x, it);
@@ -592,7 +552,7 @@ static void run_zero_rank_then_persistent(MPI_Comm parent, coll_k coll)
 
     for (int it = 0; ok && it < 2 * ITERS; it++) {
         a2a_prepare(&x, it);
-        rc = start_and_complete(&x.req, it);
+        rc = start_complete_req(&x.req, it);
         check(rc == MPI_SUCCESS, what, it, "alltoall start: %s", err_class_str(rc));
         if (rc != MPI_SUCCESS) break;
         a2a_check(&x, it);
@@ -606,8 +566,8 @@ static void run_zero_rank_then_persistent(MPI_Comm parent, coll_k coll)
                 rc = MPI_Startall(2, both);
                 if (rc == MPI_SUCCESS) rc = MPI_Waitall(2, both, MPI_STATUSES_IGNORE);
             } else {
-                rc = start_and_complete(&ar, rep);
-                if (rc == MPI_SUCCESS) rc = start_and_complete(&bcr, rep + 1);
+                rc = start_complete_req(&ar, rep);
+                if (rc == MPI_SUCCESS) rc = start_complete_req(&bcr, rep + 1);
             }
             check(rc == MPI_SUCCESS, what, it, "allreduce/bcast: %s", err_class_str(rc));
             if (rc != MPI_SUCCESS) { ok = 0; break; }
@@ -630,14 +590,10 @@ static void run_zero_rank_then_persistent(MPI_Comm parent, coll_k coll)
 /* ------------------------------------------------------------------ main */
 int main(int argc, char **argv)
 {
-    int wsize;
-    MPI_Init(&argc, &argv);
-    MPI_Comm_rank(MPI_COMM_WORLD, &wrank);
-    MPI_Comm_size(MPI_COMM_WORLD, &wsize);
-    watchdog_init("conf_alltoall", wrank);
+    int wrank, wsize;
+    test_init(&argc, &argv, "conf_alltoall", &wrank, &wsize);
     for (int i = 1; i + 1 < argc; i++)
         if (!strcmp(argv[i], "--only")) only = argv[i + 1];
-    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     if (types_create() != MPI_SUCCESS) {
         fprintf(stderr, "types_create failed\n");
         MPI_Abort(MPI_COMM_WORLD, 2);
@@ -658,15 +614,12 @@ int main(int argc, char **argv)
     run_zero_rank_then_persistent(MPI_COMM_WORLD, A2AV);
     run_zero_rank_then_persistent(MPI_COMM_WORLD, A2AW);
 
-    long tot[2] = { n_checks, n_failures }, sum[2];
-    MPI_Reduce(tot, sum, 2, MPI_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
-    long any = n_failures, anyall = 0;
-    MPI_Allreduce(&any, &anyall, 1, MPI_LONG, MPI_MAX, MPI_COMM_WORLD);
-    if (wrank == 0) printf("conf_alltoall: %ld checks, %ld failures\n", sum[0], sum[1]);
+    totals_t sum = totals_sum();
+    if (wrank == 0) printf("conf_alltoall: %ld checks, %ld failures\n", sum.checks, sum.failed);
 
     MPI_Comm_free(&dup);
     MPI_Comm_free(&rev);
     types_free();
     MPI_Finalize();
-    return anyall ? 1 : 0;
+    return sum.failed ? 1 : 0;
 }

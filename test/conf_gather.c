@@ -32,20 +32,14 @@
 #define _GNU_SOURCE
 #include "common.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define ITERS 3
-#define CASE_TIMEOUT 60
 #define GUARD 64                /* poisoned bytes before and after every buffer */
 
 static int wrank, wsize;
-static long n_checks, n_failed;
-static int n_printed, max_print = 40;
-static char case_desc[400];
-static int case_failed;
 static uint64_t next_id = 1;
 
 /* ------------------------------------------------------------------ layouts */
@@ -115,22 +109,6 @@ static pair_t pairs[] = {
 #define NPAIRS ((int)(sizeof pairs / sizeof pairs[0]))
 
 /* ------------------------------------------------------------------ data */
-static void put_field(unsigned char *p, prim_t kind, uint64_t h)
-{
-    int iv = (int)(uint32_t)h;
-    long lv = (long)h;
-    double dv = (double)(int32_t)(h >> 16) / 4.0;
-    float fv = (float)(int16_t)(h >> 8) / 2.0f;
-    switch (kind) {
-    case PR_INT: memcpy(p, &iv, sizeof iv); break;
-    case PR_LONG: memcpy(p, &lv, sizeof lv); break;
-    case PR_DOUBLE: memcpy(p, &dv, sizeof dv); break;
-    case PR_FLOAT: memcpy(p, &fv, sizeof fv); break;
-    case PR_CHAR:
-    case PR_BYTE: *p = (unsigned char)(h >> 24); break;
-    }
-}
-
 /* A buffer of `nelems` elements of a layout, with guard zones. */
 typedef struct {
     unsigned char *mem;         /* guard | elements | guard */
@@ -165,23 +143,21 @@ static void fill_block(unsigned char *mem, const lay_t *l, long first, long coun
     for (long e = 0; e < count; e++)
         for (int k = 0; k < l->nprim; k++) {
             uint64_t g = (uint64_t)(e * l->nprim + k);
-            put_field(base + e * l->extent + l->off[k], l->kind[k], mix64(key ^ (g * 0x9e3779b1ULL)));
+            gen_field(base + e * l->extent + l->off[k], l->kind[k], OP_NONE,
+                      mix64(key ^ (g * 0x9e3779b1ULL)));
         }
 }
 
 static int compare_region(const unsigned char *got, const unsigned char *exp, const region_t *r,
                           const char *what, char *msg, size_t len)
 {
-    for (size_t i = 0; i < r->bytes; i++)
-        if (got[i] != exp[i]) {
-            long off = (long)i - GUARD;
-            snprintf(msg, len, "%s: byte %ld (element %ld, +%ld) is 0x%02x, expected 0x%02x%s", what,
-                     off, off >= 0 ? off / (long)r->lay->extent : -1,
-                     off >= 0 ? off % (long)r->lay->extent : off, got[i], exp[i],
-                     (off < 0 || i >= r->bytes - GUARD) ? " (guard zone)" : "");
-            return 1;
-        }
-    return 0;
+    size_t i = first_diff(got, exp, r->bytes);
+    if (i == r->bytes) return 0;
+    long off = (long)i - GUARD;
+    snprintf(msg, len, "%s: byte %ld (element %ld, +%ld) is 0x%02x, expected 0x%02x%s", what, off,
+             off >= 0 ? off / (long)r->lay->extent : -1, off >= 0 ? off % (long)r->lay->extent : off,
+             got[i], exp[i], (off < 0 || i >= r->bytes - GUARD) ? " (guard zone)" : "");
+    return 1;
 }
 
 /* ------------------------------------------------------------------ cases */
@@ -192,13 +168,6 @@ static const char *kind_name[NKINDS] = { "gather", "gatherv", "scatter", "scatte
 static int is_v(kind_t k) { return k == GATHERV || k == SCATTERV || k == ALLGATHERV; }
 static int is_all(kind_t k) { return k == ALLGATHER || k == ALLGATHERV; }
 static int is_scatter(kind_t k) { return k == SCATTER || k == SCATTERV; }
-
-typedef struct {
-    MPI_Comm comm;
-    char name[40];
-    int rank, size;
-    int full;
-} ctx_t;
 
 /*
  * One case.  "own" is this rank's block buffer (send buffer of gather and
@@ -438,41 +407,6 @@ static int case_blocking(gcase_t *g)
 }
 
 /* ------------------------------------------------------------------ reporting */
-static void case_begin(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void case_begin(const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(case_desc, sizeof case_desc, fmt, ap);
-    va_end(ap);
-    case_failed = 0;
-    watchdog_arm(CASE_TIMEOUT, "conf_gather case %s", case_desc);
-}
-
-static void case_fail(int it, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void case_fail(int it, const char *fmt, ...)
-{
-    char msg[600];
-    va_list ap;
-    if (case_failed) return;    /* one line per failing case and rank */
-    case_failed = 1;
-    n_failed++;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    if (n_printed < max_print)
-        printf("FAIL %s iter=%d world_rank=%d: %s\n", case_desc, it, wrank, msg);
-    else if (n_printed == max_print)
-        printf("FAIL ... (world rank %d: further failure lines suppressed)\n", wrank);
-    n_printed++;
-}
-
-static int all_ok(MPI_Comm comm, int ok)
-{
-    MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, comm);
-    return ok;
-}
-
 static void check(gcase_t *g, int it, const char *prefix)
 {
     char msg[500];
@@ -495,26 +429,18 @@ static void run_case(const ctx_t *c, kind_t kind, const pair_t *pair, int n, int
                is_all(kind) ? -1 : root, inplace, argmode_name[argmode]);
     case_prepare(&g, 0);
     rc = case_init(&g);
-    if (!all_ok(c->comm, rc == MPI_SUCCESS)) {
-        if (rc != MPI_SUCCESS) case_fail(-1, "init returned %s", err_class_str(rc));
-        else case_fail(-1, "init failed on another rank");
+    if (!case_init_ok(c->comm, rc, &g.req)) {
         case_release(&g);
         return;
     }
     for (int it = 0; it < ITERS; it++) {
         case_prepare(&g, it);
-        rc = (it % 2) ? MPI_Startall(1, &g.req) : MPI_Start(&g.req);
+        rc = start_req(&g.req, it);
         if (rc != MPI_SUCCESS) {
             case_fail(it, "start returned %s", err_class_str(rc));
             break;
         }
-        if (it % 2 == 0) {
-            rc = MPI_Wait(&g.req, MPI_STATUS_IGNORE);
-        } else {
-            int flag = 0;
-            do rc = MPI_Test(&g.req, &flag, MPI_STATUS_IGNORE);
-            while (rc == MPI_SUCCESS && !flag);
-        }
+        rc = complete_req(&g.req, it);
         if (rc != MPI_SUCCESS) {
             case_fail(it, "completion returned %s", err_class_str(rc));
             break;
@@ -613,29 +539,13 @@ static void sweep(const ctx_t *c)
 int main(int argc, char **argv)
 {
     int quick = 0;
-    MPI_Init(&argc, &argv);
-    MPI_Comm_rank(MPI_COMM_WORLD, &wrank);
-    MPI_Comm_size(MPI_COMM_WORLD, &wsize);
-    setvbuf(stdout, NULL, _IOLBF, 0);
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--quick")) quick = 1;
-        else if (!strcmp(argv[i], "--max-print") && i + 1 < argc) max_print = atoi(argv[++i]);
-    }
-    watchdog_init("conf_gather", wrank);
-    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
-    if (types_create() != MPI_SUCCESS || layouts_create() != MPI_SUCCESS) {
-        printf("FAIL conf_gather: cannot create test datatypes\n");
-        MPI_Abort(MPI_COMM_WORLD, 2);
-    }
+    test_init(&argc, &argv, "conf_gather", &wrank, &wsize);
+    parse_test_args(argc, argv, &quick);
+    abort_unless(types_create() == MPI_SUCCESS && layouts_create() == MPI_SUCCESS, "test datatypes");
 
     ctx_t world = { MPI_COMM_WORLD, "world", wrank, wsize, !quick };
-    ctx_t split = { MPI_COMM_NULL, "", 0, 0, 0 };
-    /* rank 0 alone, the others together in reversed order */
-    MPI_Comm_split(MPI_COMM_WORLD, wrank == 0 ? 0 : 1, -wrank, &split.comm);
-    MPI_Comm_set_errhandler(split.comm, MPI_ERRORS_RETURN);
-    MPI_Comm_rank(split.comm, &split.rank);
-    MPI_Comm_size(split.comm, &split.size);
-    snprintf(split.name, sizeof split.name, "split(size=%d,reversed)", split.size);
+    ctx_t split;
+    ctx_split_reversed(&split);
 
     double t0 = now_sec();
     sweep(&world);
@@ -646,16 +556,15 @@ int main(int argc, char **argv)
     }
     watchdog_arm(CASE_TIMEOUT, "conf_gather final reduction of the results");
 
-    long tot[2] = { n_checks, n_failed }, sum[2];
-    MPI_Allreduce(tot, sum, 2, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
+    totals_t sum = totals_sum();
     if (wrank == 0) {
         printf("conf_gather np=%d: %.1f s\n", wsize, now_sec() - t0);
-        printf("conf_gather: %ld checks, %ld failures\n", sum[0], sum[1]);
+        printf("conf_gather: %ld checks, %ld failures\n", sum.checks, sum.failed);
     }
     MPI_Comm_free(&split.comm);
     MPI_Type_free(&L_LBNEG.type);
     types_free();
     watchdog_disarm();
     MPI_Finalize();
-    return sum[1] ? 1 : 0;
+    return sum.failed ? 1 : 0;
 }

@@ -33,38 +33,19 @@
  * "conf_inter: N checks, M failures".  Exit status non-zero on failure.
  */
 #define _GNU_SOURCE
-#include <mpi.h>
-#include <mpi-ext.h>
+#include "common.h"
 
-#include <signal.h>
-#include <stdarg.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #define ITERS 3
-#define CASE_TIMEOUT 60
-#define POISON_R 0xA5
-#define POISON_S 0x5A
-#define PRIME 32749     /* user ops work modulo this */
+#define PRIME AFF_P     /* user ops work modulo this (the affine maps' prime) */
 
 static int wrank, wsize;
-static long n_checks, n_fail;
-static int n_printed;
-#define MAX_PRINT 40
 
 /* ================================================================ utilities */
-
-static uint64_t mix64(uint64_t x)
-{
-    x += 0x9e3779b97f4a7c15ULL;
-    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-    return x ^ (x >> 31);
-}
 
 /* Seed of the data group g's rank i sends to destination `key` (-1: the
  * same data to everyone) at start `it` of case `id`. */
@@ -72,37 +53,6 @@ static uint64_t data_seed(uint64_t id, int it, int g, int i, int key)
 {
     return mix64(mix64(mix64(id * 1000003ULL + (uint64_t) it) ^ (uint64_t) (g * 7919 + i))
                  ^ (uint64_t) (key + 2));
-}
-
-static double now_sec(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double) ts.tv_sec + 1e-9 * (double) ts.tv_nsec;
-}
-
-static char wd_what[300];
-
-static void wd_handler(int sig)
-{
-    char line[400];
-    (void) sig;
-    int n = snprintf(line, sizeof line, "WATCHDOG conf_inter world rank %d: hung in %s\n",
-                     wrank, wd_what);
-    if (n > 0 && write(STDOUT_FILENO, line, (size_t) n) < 0) {
-        n = 0;
-    }
-    _exit(124);
-}
-
-static void *xmalloc(size_t n)
-{
-    void *p = malloc(n ? n : 1);
-    if (NULL == p) {
-        fprintf(stderr, "conf_inter: out of memory\n");
-        MPI_Abort(MPI_COMM_WORLD, 2);
-    }
-    return p;
 }
 
 /* ================================================================ datatypes */
@@ -122,24 +72,22 @@ static ty_t TY_VPAIR = { "vpair", MPI_DATATYPE_NULL, 16, 2, { 0, 8 } }; /* vecto
 static ty_t TY_LB = { "lbpair", MPI_DATATYPE_NULL, 12, 2, { 4, 8 } };  /* true_lb 4 */
 static ty_t *const all_types[] = { &TY_INT, &TY_2INT, &TY_PAIR, &TY_VPAIR, &TY_LB };
 
-static void types_create(void)
+static void ty_create_all(void)
 {
     MPI_Datatype t0;
     TY_INT.t = MPI_INT;
     TY_2INT.t = MPI_2INT;
     MPI_Type_contiguous(2, MPI_INT, &TY_PAIR.t);
     MPI_Type_vector(2, 1, 2, MPI_INT, &t0);
-    MPI_Type_create_resized(t0, 0, 16, &TY_VPAIR.t);
-    MPI_Type_free(&t0);
+    type_resized(t0, 0, 16, &TY_VPAIR.t);
     MPI_Type_create_hindexed_block(1, 2, (MPI_Aint[]) { 4 }, MPI_INT, &t0);
-    MPI_Type_create_resized(t0, 0, 12, &TY_LB.t);
-    MPI_Type_free(&t0);
+    type_resized(t0, 0, 12, &TY_LB.t);
     MPI_Type_commit(&TY_PAIR.t);
     MPI_Type_commit(&TY_VPAIR.t);
     MPI_Type_commit(&TY_LB.t);
 }
 
-static void types_free(void)
+static void ty_free_all(void)
 {
     MPI_Type_free(&TY_PAIR.t);
     MPI_Type_free(&TY_VPAIR.t);
@@ -177,12 +125,12 @@ static void get_stream(const char *buf, const ty_t *ty, int cnt, int *v)
 
 /* ================================================================ operations */
 
-typedef enum { OPK_NONE, OPK_SUM, OPK_MAXLOC, OPK_AFFINE, OPK_USUM } opk_t;
+typedef enum { OPK_NONE, OPK_SUM, OPK_MAXLOC, OPK_AFFINE, OPK_USUM } redop_t;
 static const char *const opk_names[] = { "none", "sum", "maxloc", "affine", "usum" };
 static MPI_Op op_affine, op_usum;
 
 /* One element (record of nf ints): inout = in (op) inout. */
-static void rec_op(opk_t k, const int *in, int *io)
+static void rec_op(redop_t k, const int *in, int *io)
 {
     switch (k) {
     case OPK_SUM:
@@ -196,8 +144,8 @@ static void rec_op(opk_t k, const int *in, int *io)
         break;
     case OPK_AFFINE: {
         /* x -> a x + b; (in o io)(t) = in(io(t)): a = a_in a_io, b = a_in b_io + b_in */
-        long a = (long) in[0] * io[0] % PRIME;
-        long b = ((long) in[0] * io[1] + in[1]) % PRIME;
+        long a, b;
+        affine_compose(in[0], in[1], io[0], io[1], &a, &b);
         io[0] = (int) a;
         io[1] = (int) b;
         break;
@@ -213,7 +161,7 @@ static void rec_op(opk_t k, const int *in, int *io)
 
 /* The MPI callback of both user ops: the layout comes from the datatype,
  * which must be one of the test's pair types. */
-static void user_fn(opk_t k, void *in, void *inout, int *len, MPI_Datatype *dt)
+static void user_fn(redop_t k, void *in, void *inout, int *len, MPI_Datatype *dt)
 {
     const ty_t *ty = ty_of(*dt);
     if (NULL == ty || 2 != ty->nf) {
@@ -240,7 +188,7 @@ static void usum_fn(void *in, void *inout, int *len, MPI_Datatype *dt)
     user_fn(OPK_USUM, in, inout, len, dt);
 }
 
-static MPI_Op op_handle(opk_t k)
+static MPI_Op op_handle(redop_t k)
 {
     switch (k) {
     case OPK_SUM: return MPI_SUM;
@@ -252,7 +200,7 @@ static MPI_Op op_handle(opk_t k)
 }
 
 /* n ints of data from `seed`, in the value range the op wants. */
-static void gen_ints(int *v, int n, uint64_t seed, opk_t k)
+static void gen_ints(int *v, int n, uint64_t seed, redop_t k)
 {
     for (int i = 0; i < n; ++i) {
         uint64_t r = mix64(seed + (uint64_t) i);
@@ -349,7 +297,7 @@ typedef struct tcase {
     int nsb, nrb;
     blk_t sb[MAXB], rb[MAXB];
     /* reductions */
-    opk_t opk;
+    redop_t opk;
     const ty_t *rty;
     int count;          /* elements each rank contributes */
     int res_first, res_cnt;     /* my slice of the remote group's reduction */
@@ -395,10 +343,7 @@ static void place_strided(blk_t *b, int n)
 
 static tcase_t *tc_new(kind_t kind, const ictx_t *ic)
 {
-    tcase_t *t = calloc(1, sizeof *t);
-    if (NULL == t) {
-        MPI_Abort(MPI_COMM_WORLD, 2);
-    }
+    tcase_t *t = xcalloc(1, sizeof *t);
     t->kind = kind;
     t->ic = ic;
     t->id = next_id++;
@@ -425,13 +370,13 @@ static void tc_alloc(tcase_t *t)
     if (t->kind >= K_REDUCE) {
         t->sbytes = (size_t) t->count * t->rty->ext + 16;
     }
-    t->sbuf = xmalloc(t->sbytes);
-    t->rbuf = xmalloc(t->rbytes);
-    t->sref = xmalloc(t->sbytes);
-    t->exp = xmalloc(t->rbytes);
-    t->ref = xmalloc(t->rbytes);
-    memset(t->sbuf, POISON_S, t->sbytes);
-    memset(t->rbuf, POISON_R, t->rbytes);
+    t->sbuf = xcalloc(t->sbytes, 1);
+    t->rbuf = xcalloc(t->rbytes, 1);
+    t->sref = xcalloc(t->sbytes, 1);
+    t->exp = xcalloc(t->rbytes, 1);
+    t->ref = xcalloc(t->rbytes, 1);
+    memset(t->sbuf, POISON_SEND, t->sbytes);
+    memset(t->rbuf, POISON_RECV, t->rbytes);
 }
 
 static void tc_free(tcase_t *t)
@@ -507,33 +452,14 @@ static int tc_call(tcase_t *t, char *rbuf, int persistent)
 
 /* ---------------------------------------------------------------- failures */
 
-static void report(const tcase_t *t, int it, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static void report(const tcase_t *t, int it, const char *fmt, ...)
-{
-    char msg[400];
-    va_list ap;
-    n_fail++;
-    if (n_printed++ >= MAX_PRINT) {
-        return;
-    }
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    printf("FAIL %s iter=%d world_rank=%d: %s\n", t->desc, it, wrank, msg);
-    fflush(stdout);
-}
-
 static void check_bytes(const tcase_t *t, int it, const char *what, const char *got,
                         const char *exp, size_t n)
 {
     n_checks++;
-    for (size_t k = 0; k < n; ++k) {
-        if (got[k] != exp[k]) {
-            report(t, it, "%s: first difference at byte %zu of %zu: got 0x%02x expected 0x%02x",
-                   what, k, n, (unsigned char) got[k], (unsigned char) exp[k]);
-            return;
-        }
+    const size_t k = first_diff(got, exp, n);
+    if (k < n) {
+        fail_line(t->desc, it, "%s: first difference at byte %zu of %zu: got 0x%02x expected 0x%02x",
+                  what, k, n, (unsigned char) got[k], (unsigned char) exp[k]);
     }
 }
 
@@ -548,7 +474,7 @@ static void blk_stream(const tcase_t *t, const blk_t *b, int it, int *v)
 static void fill_blocks(const tcase_t *t, char *buf, const blk_t *b, int n, int it)
 {
     for (int k = 0; k < n; ++k) {
-        int *v = xmalloc(sizeof(int) * (size_t) (b[k].cnt * b[k].ty->nf));
+        int *v = xcalloc((size_t) (b[k].cnt * b[k].ty->nf), sizeof(int));
         blk_stream(t, &b[k], it, v);
         put_stream(buf + b[k].disp, b[k].ty, b[k].cnt, v);
         free(v);
@@ -566,8 +492,8 @@ static void tc_prepare(tcase_t *t, int it)
 {
     const ictx_t *ic = t->ic;
 
-    memset(t->rbuf, POISON_R, t->rbytes);
-    memset(t->exp, POISON_R, t->rbytes);
+    memset(t->rbuf, POISON_RECV, t->rbytes);
+    memset(t->exp, POISON_RECV, t->rbytes);
     if (t->kind < K_REDUCE) {
         fill_blocks(t, t->sbuf, t->sb, t->nsb, it);
         fill_blocks(t, t->exp, t->rb, t->nrb, it);
@@ -578,7 +504,7 @@ static void tc_prepare(tcase_t *t, int it)
         return;
     }
     const int nf = t->rty->nf, n = t->count * nf;
-    int *v = xmalloc(sizeof(int) * (size_t) n), *acc = xmalloc(sizeof(int) * (size_t) n);
+    int *v = xcalloc((size_t) n, sizeof(int)), *acc = xcalloc((size_t) n, sizeof(int));
     red_input(t, it, ic->gid, ic->lrank, v);
     put_stream(t->sbuf, t->rty, t->count, v);
     if (t->res_cnt > 0) {
@@ -619,7 +545,7 @@ static void tc_init(tcase_t *t)
 {
     int rc = tc_call(t, t->rbuf, 1);
     if (MPI_SUCCESS != rc) {
-        report(t, -1, "init returned %d", rc);
+        fail_line(t->desc, -1, "init returned %d", rc);
         MPI_Abort(MPI_COMM_WORLD, 4);
     }
 }
@@ -628,8 +554,7 @@ static void tc_init(tcase_t *t)
  * reference, check), free. */
 static void run_case(tcase_t *t)
 {
-    snprintf(wd_what, sizeof wd_what, "%s", t->desc);
-    alarm(CASE_TIMEOUT);
+    watchdog_arm(CASE_TIMEOUT, "%s", t->desc);
     tc_init(t);
     for (int it = 0; it < ITERS; ++it) {
         tc_before_start(t, it);
@@ -641,7 +566,7 @@ static void run_case(tcase_t *t)
         tc_check(t, it);
     }
     MPI_Request_free(&t->req);
-    alarm(0);
+    watchdog_disarm();
     tc_free(t);
 }
 
@@ -649,8 +574,7 @@ static void run_case(tcase_t *t)
 static void run_together(tcase_t **ts, int n)
 {
     MPI_Request reqs[16];
-    snprintf(wd_what, sizeof wd_what, "startall of %d requests, first %s", n, ts[0]->desc);
-    alarm(CASE_TIMEOUT);
+    watchdog_arm(CASE_TIMEOUT, "startall of %d requests, first %s", n, ts[0]->desc);
     for (int k = 0; k < n; ++k) {
         tc_init(ts[k]);
     }
@@ -672,7 +596,7 @@ static void run_together(tcase_t **ts, int n)
         MPI_Request_free(&ts[k]->req);
         tc_free(ts[k]);
     }
-    alarm(0);
+    watchdog_disarm();
 }
 
 /* ================================================================ case builders */
@@ -872,7 +796,7 @@ static void split_counts(int total, int n, int salt, int *out)
  * or the total vector length (reduce_scatter; for reduce_scatter_block a
  * multiple of lcm(group sizes) is taken).
  */
-static tcase_t *reduction(kind_t kind, const ictx_t *ic, opk_t opk, const ty_t *ty, int count,
+static tcase_t *reduction(kind_t kind, const ictx_t *ic, redop_t opk, const ty_t *ty, int count,
                           int rg, int rr)
 {
     tcase_t *t = tc_new(kind, ic);
@@ -933,12 +857,11 @@ static void test_barrier(const ictx_t *ic)
 {
     tcase_t t = { .ic = ic };
     MPI_Request req;
-    double *enter = xmalloc(sizeof(double) * (size_t) wsize);
-    int *gids = xmalloc(sizeof(int) * (size_t) wsize);
+    double *enter = xcalloc((size_t) wsize, sizeof(double));
+    int *gids = xcalloc((size_t) wsize, sizeof(int));
 
     snprintf(t.desc, sizeof t.desc, "barrier %s (%d,%d)", ic->name, ic->gsize[0], ic->gsize[1]);
-    snprintf(wd_what, sizeof wd_what, "%s", t.desc);
-    alarm(CASE_TIMEOUT);
+    watchdog_arm(CASE_TIMEOUT, "%s", t.desc);
     MPIX_Barrier_init(ic->inter, MPI_INFO_NULL, &req);
     MPI_Allgather(&ic->gid, 1, MPI_INT, gids, 1, MPI_INT, MPI_COMM_WORLD);
     for (int it = 0; it < ITERS; ++it) {
@@ -954,14 +877,14 @@ static void test_barrier(const ictx_t *ic)
         n_checks++;
         for (int w = 0; w < wsize; ++w) {
             if (gids[w] != ic->gid && enter[w] > t_exit) {
-                report(&t, it, "left at %.6f before world rank %d (remote group) entered at %.6f",
-                       t_exit, w, enter[w]);
+                fail_line(t.desc, it, "left at %.6f before world rank %d (remote group) entered at %.6f",
+                          t_exit, w, enter[w]);
                 break;
             }
         }
     }
     MPI_Request_free(&req);
-    alarm(0);
+    watchdog_disarm();
     free(enter);
     free(gids);
 }
@@ -1004,7 +927,7 @@ static void test_intercomm(const ictx_t *ic)
 
     /* reductions: predefined ops on predefined types, user ops (one
      * non-commutative) on derived types of every layout */
-    const struct { opk_t op; const ty_t *ty; int count; } reds[] = {
+    const struct { redop_t op; const ty_t *ty; int count; } reds[] = {
         { OPK_SUM, &TY_INT, 5 },     { OPK_SUM, &TY_INT, 0 },    { OPK_MAXLOC, &TY_2INT, 3 },
         { OPK_AFFINE, &TY_PAIR, 3 }, { OPK_AFFINE, &TY_VPAIR, 2 }, { OPK_AFFINE, &TY_LB, 4 },
         { OPK_USUM, &TY_VPAIR, 3 },  { OPK_USUM, &TY_LB, 1 },
@@ -1036,17 +959,7 @@ static void test_intercomm(const ictx_t *ic)
 
 int main(int argc, char **argv)
 {
-    long totals[2], mine[2];
-    struct sigaction sa;
-
-    MPI_Init(&argc, &argv);
-    MPI_Comm_rank(MPI_COMM_WORLD, &wrank);
-    MPI_Comm_size(MPI_COMM_WORLD, &wsize);
-    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = wd_handler;
-    sigaction(SIGALRM, &sa, NULL);
-    setvbuf(stdout, NULL, _IOLBF, 0);
+    test_init(&argc, &argv, "conf_inter", &wrank, &wsize);
 
     if (wsize < 2 || 2 * MAXB < wsize) {
         if (0 == wrank) {
@@ -1056,7 +969,7 @@ int main(int argc, char **argv)
         MPI_Finalize();
         return 0;
     }
-    types_create();
+    ty_create_all();
     MPI_Op_create(affine_fn, 0, &op_affine);
     MPI_Op_create(usum_fn, 1, &op_usum);
 
@@ -1073,13 +986,11 @@ int main(int argc, char **argv)
 
     MPI_Op_free(&op_affine);
     MPI_Op_free(&op_usum);
-    types_free();
-    mine[0] = n_checks;
-    mine[1] = n_fail;
-    MPI_Allreduce(mine, totals, 2, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
+    ty_free_all();
+    totals_t sum = totals_sum();
     if (0 == wrank) {
-        printf("conf_inter: %ld checks, %ld failures\n", totals[0], totals[1]);
+        printf("conf_inter: %ld checks, %ld failures\n", sum.checks, sum.failed);
     }
     MPI_Finalize();
-    return totals[1] ? 1 : 0;
+    return sum.failed ? 1 : 0;
 }

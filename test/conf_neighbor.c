@@ -51,53 +51,11 @@
 #include <string.h>
 
 #define ITERS 3
-#define CASE_TIMEOUT 60
 #define MARGIN 64           /* bytes before/after every buffer (negative lb) */
 
 static int wrank, wsize;
-static long n_checks, n_failed;
-static int n_printed, max_print = 40;
-static char case_desc[400];
-static int case_failed;
 
-static void *xcalloc(size_t n, size_t size)
-{
-    void *p = calloc(n ? n : 1, size ? size : 1);
-    if (!p) {
-        fprintf(stderr, "out of memory\n");
-        MPI_Abort(MPI_COMM_WORLD, 2);
-    }
-    return p;
-}
-
-static void case_begin(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void case_begin(const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(case_desc, sizeof case_desc, fmt, ap);
-    va_end(ap);
-    case_failed = 0;
-    watchdog_arm(CASE_TIMEOUT, "conf_neighbor case %s", case_desc);
-}
-
-static void case_fail(int it, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void case_fail(int it, const char *fmt, ...)
-{
-    char msg[700];
-    va_list ap;
-    n_failed++;
-    if (case_failed++) return;  /* one line per failing case and rank */
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    if (n_printed < max_print)
-        printf("FAIL %s iter=%d world_rank=%d: %s\n", case_desc, it, wrank, msg);
-    else if (n_printed == max_print)
-        printf("FAIL ... (world rank %d: further failure lines suppressed)\n", wrank);
-    n_printed++;
-}
-
+/* Every failed check counts as a failure; one FAIL line per case and rank. */
 static void check(int ok, int it, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static void check(int ok, int it, const char *fmt, ...)
 {
@@ -108,6 +66,7 @@ static void check(int ok, int it, const char *fmt, ...)
         va_start(ap, fmt);
         vsnprintf(msg, sizeof msg, fmt, ap);
         va_end(ap);
+        if (case_failed) n_failed++;    /* case_fail counts only the first */
         case_fail(it, "%s", msg);
     }
 }
@@ -144,8 +103,7 @@ static int layouts_create(void)
     MPI_Aint disp[2] = { -8, 4 };
     MPI_Datatype ty[2] = { MPI_INT, MPI_INT }, t0;
     int rc = MPI_Type_create_struct(2, bl, disp, ty, &t0);
-    if (rc == MPI_SUCCESS) rc = MPI_Type_create_resized(t0, -8, 20, &neg_type);
-    if (rc == MPI_SUCCESS) MPI_Type_free(&t0);
+    if (rc == MPI_SUCCESS) rc = type_resized(t0, -8, 20, &neg_type);
     if (rc == MPI_SUCCESS) rc = MPI_Type_commit(&neg_type);
     if (rc != MPI_SUCCESS) return rc;
     lay_from(&lay[L_INT], &T_INT);
@@ -630,15 +588,13 @@ static void ncase_prepare(ncase_t *c, int it)
 /* 0 when rbuf == exp and the send buffer is intact; otherwise msg says where */
 static int ncase_check(const ncase_t *c, char *msg, size_t len)
 {
-    if (memcmp(c->sbuf, c->scopy, c->s.bytes)) {
-        size_t b = 0;
-        while (c->sbuf[b] == c->scopy[b]) b++;
+    size_t b = first_diff(c->sbuf, c->scopy, c->s.bytes);
+    if (b < c->s.bytes) {
         snprintf(msg, len, "send buffer modified at byte %ld", (long)b - MARGIN);
         return 1;
     }
-    if (!memcmp(c->rbuf, c->exp, c->r.bytes)) return 0;
-    size_t b = 0;
-    while (c->rbuf[b] == c->exp[b]) b++;
+    b = first_diff(c->rbuf, c->exp, c->r.bytes);
+    if (b == c->r.bytes) return 0;
     long pos = (long)b - MARGIN;
     int slot = -1;
     for (int j = 0; j < c->r.n; j++) {
@@ -652,27 +608,6 @@ static int ncase_check(const ncase_t *c, char *msg, size_t len)
              slot >= 0 ? c->r.cnt[slot] : 0, slot >= 0 ? lay[c->r.l[slot]].name : "-",
              c->exp[b] == POISON_RECV ? " [must stay untouched]" : "");
     return 1;
-}
-
-static int all_ok(MPI_Comm comm, int ok)
-{
-    MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, comm);
-    return ok;
-}
-
-static int start_req(MPI_Request *r, int it)
-{
-    return (it % 2 == 1) ? MPI_Startall(1, r) : MPI_Start(r);
-}
-
-static int complete_req(MPI_Request *r, int it)
-{
-    if (it % 2 == 0) return MPI_Wait(r, MPI_STATUS_IGNORE);
-    int flag = 0, rc;
-    do {
-        rc = MPI_Test(r, &flag, MPI_STATUS_IGNORE);
-    } while (rc == MPI_SUCCESS && !flag);
-    return rc;
 }
 
 static uint64_t next_id = 1;
@@ -698,7 +633,7 @@ static void run_case(topo_t *t, const spec_t *sp)
     case_begin("%s np=%d", d, t->size);
 
     /* junk at init: an implementation must not read the data before start */
-    memset(c.sbuf, 0x33, c.s.bytes);
+    memset(c.sbuf, JUNK_SEND, c.s.bytes);
     rc = ncase_call(&c, 0);
     check(rc == MPI_SUCCESS, -1, "init returned %s", err_class_str(rc));
     if (!all_ok(t->comm, rc == MPI_SUCCESS)) {
@@ -855,19 +790,10 @@ int main(int argc, char **argv)
 {
     maker_t makers[] = { mk_cart1p, mk_cart1n, mk_cart2p, mk_cart2s, mk_cart3, mk_cartdup,
                          mk_cart0, mk_cartsub, mk_graph, mk_dadj, mk_dadjw, mk_dgen, mk_dempty };
-    MPI_Init(&argc, &argv);
-    MPI_Comm_rank(MPI_COMM_WORLD, &wrank);
-    MPI_Comm_size(MPI_COMM_WORLD, &wsize);
+    test_init(&argc, &argv, "conf_neighbor", &wrank, &wsize);
     n_ranks = wsize;
-    setvbuf(stdout, NULL, _IOLBF, 0);
-    for (int i = 1; i < argc; i++)
-        if (!strcmp(argv[i], "--max-print") && i + 1 < argc) max_print = atoi(argv[++i]);
-    watchdog_init("conf_neighbor", wrank);
-    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
-    if (types_create() != MPI_SUCCESS || layouts_create() != MPI_SUCCESS) {
-        printf("FAIL conf_neighbor: cannot create test datatypes\n");
-        MPI_Abort(MPI_COMM_WORLD, 2);
-    }
+    parse_test_args(argc, argv, NULL);
+    abort_unless(types_create() == MPI_SUCCESS && layouts_create() == MPI_SUCCESS, "test datatypes");
     double t0 = now_sec();
     for (size_t m = 0; m < sizeof makers / sizeof makers[0]; m++) {
         topo_t t;
@@ -887,15 +813,14 @@ int main(int argc, char **argv)
         MPI_Allreduce(MPI_IN_PLACE, &next_id, 1, MPI_UINT64_T, MPI_MAX, MPI_COMM_WORLD);
     }
     watchdog_arm(CASE_TIMEOUT, "conf_neighbor final reduction");
-    long tot[2] = { n_checks, n_failed }, sum[2];
-    MPI_Allreduce(tot, sum, 2, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
+    totals_t sum = totals_sum();
     if (wrank == 0) {
         printf("conf_neighbor np=%d: %.1fs\n", wsize, now_sec() - t0);
-        printf("conf_neighbor: %ld checks, %ld failures\n", sum[0], sum[1]);
+        printf("conf_neighbor: %ld checks, %ld failures\n", sum.checks, sum.failed);
     }
     MPI_Type_free(&neg_type);
     types_free();
     watchdog_disarm();
     MPI_Finalize();
-    return sum[1] ? 1 : 0;
+    return sum.failed ? 1 : 0;
 }

@@ -35,21 +35,11 @@
 #define _GNU_SOURCE
 #include "common.h"
 
-#if defined(MPICH_VERSION) && MPI_VERSION >= 4
-/* MPICH 4, for cross-checking the test: the MPI-4 names */
-#define MPIX_Reduce_scatter_init MPI_Reduce_scatter_init
-#define MPIX_Reduce_scatter_block_init MPI_Reduce_scatter_block_init
-#define MPIX_Scan_init MPI_Scan_init
-#define MPIX_Exscan_init MPI_Exscan_init
-#endif
-
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define ITERS 3
-#define CASE_TIMEOUT 60
 #define GUARD 64                /* bytes behind rbuf that must stay poisoned */
 
 typedef enum { K_RS, K_RSB, K_SCAN, K_EXSCAN } kind_t;
@@ -66,65 +56,8 @@ static const char *kind_name(kind_t k)
 }
 
 static int wrank;
-static long n_checks, n_failed;
-static int n_printed, max_print = 40;
-static char case_desc[512];
-static int case_failed;
 static uint64_t next_id = 1;
 static int predefined_op_on_derived_ok;     /* see the header comment */
-
-typedef struct {
-    MPI_Comm comm;
-    char name[40];
-    int rank, size;
-    int full;                   /* full sweep or reduced */
-} ctx_t;
-
-/* ------------------------------------------------------------------ reporting */
-static void case_begin(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void case_begin(const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(case_desc, sizeof case_desc, fmt, ap);
-    va_end(ap);
-    case_failed = 0;
-    watchdog_arm(CASE_TIMEOUT, "conf_reduce_scatter case %s", case_desc);
-}
-
-static void case_fail(int it, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void case_fail(int it, const char *fmt, ...)
-{
-    char msg[700];
-    va_list ap;
-    if (case_failed) return;    /* one line per failing case and rank */
-    case_failed = 1;
-    n_failed++;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    if (n_printed < max_print)
-        printf("FAIL %s iter=%d world_rank=%d: %s\n", case_desc, it, wrank, msg);
-    else if (n_printed == max_print)
-        printf("FAIL ... (world rank %d: further failure lines suppressed)\n", wrank);
-    n_printed++;
-}
-
-static int all_ok(MPI_Comm comm, int ok)
-{
-    MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, comm);
-    return ok;
-}
-
-static void *xmalloc(size_t n)
-{
-    void *p = malloc(n ? n : 1);
-    if (!p) {
-        fprintf(stderr, "out of memory (%zu bytes)\n", n);
-        abort();
-    }
-    return p;
-}
 
 /* ------------------------------------------------------------------ one request */
 typedef struct {
@@ -205,8 +138,8 @@ static const void *tc_sendarg(const tc_t *t)
 static int tc_init(tc_t *t, MPI_Info info)
 {
     /* junk at init time: data must be read at start, not at init */
-    if (t->sbuf) memset(t->sbuf, 0x33, t->in_bytes);
-    memset(t->rbuf, 0x44, t->rbuf_bytes + GUARD);
+    if (t->sbuf) memset(t->sbuf, JUNK_SEND, t->in_bytes);
+    memset(t->rbuf, JUNK_RECV, t->rbuf_bytes + GUARD);
     switch (t->kind) {
     case K_RS:
         return MPIX_Reduce_scatter_init(tc_sendarg(t), t->rbuf, t->rcounts, t->dt.type, t->op,
@@ -248,9 +181,7 @@ static void tc_prepare(tc_t *t, int it)
     if (t->inplace) {
         fill_input(t->rbuf, &t->dt, t->nin, t->opk, seed);
     } else {
-        memset(t->sbuf, POISON_SEND, t->in_bytes);
-        fill_input(t->sbuf, &t->dt, t->nin, t->opk, seed);
-        memcpy(t->scopy, t->sbuf, t->in_bytes);
+        fill_send(t->sbuf, t->scopy, &t->dt, t->nin, t->opk, seed);
     }
     memcpy(t->rinit, t->rbuf, t->rbuf_bytes + GUARD);
 }
@@ -259,12 +190,7 @@ static void tc_prepare(tc_t *t, int it)
  * holes carry the receive poison. */
 static void tc_reference(tc_t *t, int it, int lo, int hi)
 {
-    memset(t->exp, POISON_RECV, t->in_bytes);
-    fill_input(t->exp, &t->dt, t->nin, t->opk, input_seed(t->id, it, hi));
-    for (int q = hi - 1; q >= lo; q--) {
-        fill_input(t->tmp, &t->dt, t->nin, t->opk, input_seed(t->id, it, q));
-        reduce_local(t->tmp, t->exp, &t->dt, t->nin, t->opk);
-    }
+    fold_reference(t->exp, t->tmp, &t->dt, t->nin, t->opk, t->id, it, lo, hi);
 }
 
 /* Check iteration `it`'s result; 0 = ok, otherwise msg says why.
@@ -313,21 +239,6 @@ static int tc_check(tc_t *t, int it, int blocking, char *msg, size_t len)
     return 0;
 }
 
-static int start_req(MPI_Request *r, int it)
-{
-    return (it % 2 == 1) ? MPI_Startall(1, r) : MPI_Start(r);
-}
-
-static int complete_req(MPI_Request *r, int it)
-{
-    if (it % 2 == 0) return MPI_Wait(r, MPI_STATUS_IGNORE);
-    int flag = 0, rc;
-    do {
-        rc = MPI_Test(r, &flag, MPI_STATUS_IGNORE);
-    } while (rc == MPI_SUCCESS && !flag);
-    return rc;
-}
-
 static void describe_counts(const tc_t *t, char *s, size_t len)
 {
     if (t->kind != K_RS) {
@@ -353,33 +264,17 @@ static void run_case(ctx_t *c, kind_t kind, const dtype_t *dt, opk_t opk, int co
     case_begin("coll=%s comm=%s np=%d count=%s type=%s op=%s in-place=%d", kind_name(kind),
                c->name, c->size, counts, dt->name, op_name(opk), inplace);
     rc = tc_init(&t, MPI_INFO_NULL);
-    if (!all_ok(c->comm, rc == MPI_SUCCESS)) {
-        if (rc != MPI_SUCCESS) case_fail(-1, "init returned %s", err_class_str(rc));
-        else case_fail(-1, "init failed on another rank");
-        if (rc == MPI_SUCCESS && t.req != MPI_REQUEST_NULL) MPI_Request_free(&t.req);
+    if (!case_init_ok(c->comm, rc, &t.req)) {
         tc_release(&t);
         return;
     }
     if (t.req == MPI_REQUEST_NULL) case_fail(-1, "init returned MPI_REQUEST_NULL");
     for (int it = 0; it < ITERS && t.req != MPI_REQUEST_NULL; it++) {
         tc_prepare(&t, it);
-        rc = start_req(&t.req, it);
-        if (rc != MPI_SUCCESS) {
-            case_fail(it, "%s returned %s", it % 2 ? "MPI_Startall" : "MPI_Start", err_class_str(rc));
-            break;
-        }
-        rc = complete_req(&t.req, it);
-        if (rc != MPI_SUCCESS) {
-            case_fail(it, "%s returned %s", it % 2 ? "MPI_Test" : "MPI_Wait", err_class_str(rc));
-            break;
-        }
+        if (case_start_complete(&t.req, it) != MPI_SUCCESS) break;
         if (tc_check(&t, it, 0, msg, sizeof msg)) case_fail(it, "%s", msg);
     }
-    if (t.req != MPI_REQUEST_NULL) {
-        rc = MPI_Request_free(&t.req);
-        if (rc != MPI_SUCCESS) case_fail(-1, "MPI_Request_free returned %s", err_class_str(rc));
-        else if (t.req != MPI_REQUEST_NULL) case_fail(-1, "MPI_Request_free did not set MPI_REQUEST_NULL");
-    }
+    case_free_req(&t.req);
     /* cross-check of the local reference with the blocking collective */
     if (!op_is_user(opk) && !dt->derived && !inplace && t.nin > 0) {
         int it = ITERS - 1;
@@ -436,16 +331,7 @@ static void multi_case(ctx_t *c)
     if (all_ok(c->comm, ok)) {
         for (int it = 0; it < ITERS; it++) {
             for (int i = 0; i < n; i++) tc_prepare(&ts[i], it);
-            rc = MPI_Startall(n, rq);
-            if (rc != MPI_SUCCESS) {
-                case_fail(it, "MPI_Startall returned %s", err_class_str(rc));
-                break;
-            }
-            rc = MPI_Waitall(n, rq, MPI_STATUSES_IGNORE);
-            if (rc != MPI_SUCCESS) {
-                case_fail(it, "MPI_Waitall returned %s", err_class_str(rc));
-                break;
-            }
+            if (case_startall_waitall(n, rq, it) != MPI_SUCCESS) break;
             for (int i = 0; i < n; i++)
                 if (tc_check(&ts[i], it, 0, msg, sizeof msg))
                     case_fail(it, "request %d (%s %s type=%s in-place=%d): %s", i,
@@ -460,8 +346,6 @@ static void multi_case(ctx_t *c)
 }
 
 /* ------------------------------------------------------------------ sweep */
-typedef struct { opk_t op; dtype_t *dt; } combo_t;
-
 #define NPATTERNS 6
 /* reduce_scatter block sizes: pattern k, rank r of p */
 static int rs_pattern(int k, int r, int p)
@@ -533,34 +417,18 @@ static int probe_predefined_op_on_derived(void)
 int main(int argc, char **argv)
 {
     int quick = 0, wsize;
-    MPI_Init(&argc, &argv);
-    MPI_Comm_rank(MPI_COMM_WORLD, &wrank);
-    MPI_Comm_size(MPI_COMM_WORLD, &wsize);
-    setvbuf(stdout, NULL, _IOLBF, 0);
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--quick")) quick = 1;
-        else if (!strcmp(argv[i], "--max-print") && i + 1 < argc) max_print = atoi(argv[++i]);
-    }
-    watchdog_init("conf_reduce_scatter", wrank);
-    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
-    if (types_create() != MPI_SUCCESS || ops_create() != MPI_SUCCESS) {
-        printf("FAIL conf_reduce_scatter: cannot create test datatypes/ops\n");
-        MPI_Abort(MPI_COMM_WORLD, 2);
-    }
+    test_init(&argc, &argv, "conf_reduce_scatter", &wrank, &wsize);
+    parse_test_args(argc, argv, &quick);
+    abort_unless(types_create() == MPI_SUCCESS && ops_create() == MPI_SUCCESS, "test datatypes/ops");
 
     predefined_op_on_derived_ok = probe_predefined_op_on_derived();
     if (!predefined_op_on_derived_ok && wrank == 0)
         printf("conf_reduce_scatter: note: predefined ops on derived datatypes are rejected by "
                "the MPI layer; those cases are skipped (run with --mca mpi_param_check 0)\n");
     ctx_t world = { MPI_COMM_WORLD, "world", wrank, wsize, !quick };
-    ctx_t split = { MPI_COMM_NULL, "", 0, 0, 0 };
-    /* rank 0 alone, the others together in reversed order (size np-1):
-     * rank order matters for the non-commutative ops */
-    MPI_Comm_split(MPI_COMM_WORLD, wrank == 0 ? 0 : 1, -wrank, &split.comm);
-    MPI_Comm_set_errhandler(split.comm, MPI_ERRORS_RETURN);
-    MPI_Comm_rank(split.comm, &split.rank);
-    MPI_Comm_size(split.comm, &split.size);
-    snprintf(split.name, sizeof split.name, "split(size=%d,reversed)", split.size);
+    ctx_t split;
+    /* reversed rank order matters for the non-commutative ops */
+    ctx_split_reversed(&split);
 
     sweep(&world);
     if (!quick) sweep(&split);
@@ -570,13 +438,12 @@ int main(int argc, char **argv)
     multi_case(&split);
     watchdog_arm(CASE_TIMEOUT, "conf_reduce_scatter final reduction of the results");
 
-    long tot[2] = { n_checks, n_failed }, sum[2];
-    MPI_Allreduce(tot, sum, 2, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
-    if (wrank == 0) printf("conf_reduce_scatter: %ld checks, %ld failures\n", sum[0], sum[1]);
+    totals_t sum = totals_sum();
+    if (wrank == 0) printf("conf_reduce_scatter: %ld checks, %ld failures\n", sum.checks, sum.failed);
     MPI_Comm_free(&split.comm);
     ops_free();
     types_free();
     watchdog_disarm();
     MPI_Finalize();
-    return sum[1] ? 1 : 0;
+    return sum.failed ? 1 : 0;
 }

@@ -33,80 +33,16 @@
 #define _GNU_SOURCE
 #include "common.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #define ITERS 3
-#define CASE_TIMEOUT 60
 
 static int wrank, wsize;
-static long n_cases, n_failed;
-static int n_printed, max_print = 40;
-static char case_desc[512];
-static int case_failed;
 static uint64_t next_id = 1;
 static double prof[4][2];       /* seconds per collective: count <= 1000 / larger */
-
-typedef struct {
-    MPI_Comm comm;
-    char name[32];
-    int rank, size;
-    int full;                   /* full sweep or reduced */
-} ctx_t;
-
-static void case_begin(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void case_begin(const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(case_desc, sizeof case_desc, fmt, ap);
-    va_end(ap);
-    case_failed = 0;
-    n_cases++;
-    watchdog_arm(CASE_TIMEOUT, "conformance case %s", case_desc);
-}
-
-static void case_fail(int it, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void case_fail(int it, const char *fmt, ...)
-{
-    char msg[700];
-    va_list ap;
-    if (case_failed) return;    /* one line per failing case */
-    case_failed = 1;
-    n_failed++;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    if (n_printed < max_print)
-        printf("FAIL %s iter=%d world_rank=%d: %s\n", case_desc, it, wrank, msg);
-    else if (n_printed == max_print)
-        printf("FAIL ... (world rank %d: further failure lines suppressed)\n", wrank);
-    n_printed++;
-}
-
-static int all_ok(MPI_Comm comm, int ok)
-{
-    MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, comm);
-    return ok;
-}
-
-static int start_req(MPI_Request *r, int it)
-{
-    return (it % 2 == 1) ? MPI_Startall(1, r) : MPI_Start(r);
-}
-
-static int complete_req(MPI_Request *r, int it)
-{
-    if (it % 2 == 0) return MPI_Wait(r, MPI_STATUS_IGNORE);
-    int flag = 0, rc;
-    do {
-        rc = MPI_Test(r, &flag, MPI_STATUS_IGNORE);
-    } while (rc == MPI_SUCCESS && !flag);
-    return rc;
-}
 
 /* ------------------------------------------------------------------ one case */
 static void run_case(ctx_t *c, coll_t coll, const dtype_t *dt, opk_t opk, int count, int root,
@@ -114,7 +50,7 @@ static void run_case(ctx_t *c, coll_t coll, const dtype_t *dt, opk_t opk, int co
 {
     preq_t p;
     char msg[600];
-    MPI_Op op = (coll == C_REDUCE || coll == C_ALLREDUCE) ? op_get(opk, dt) : MPI_OP_NULL;
+    MPI_Op op = coll_op(coll, opk, dt);
     int rc;
 
     double t_case = now_sec();
@@ -123,37 +59,21 @@ static void run_case(ctx_t *c, coll_t coll, const dtype_t *dt, opk_t opk, int co
                c->name, c->size, count, dt->name, op_name(opk), coll == C_ALLREDUCE ? -1 : root,
                inplace, (coll == C_REDUCE && nullrecv) ? " nonroot-recvbuf=NULL" : "");
     rc = preq_init(&p, MPI_INFO_NULL);
-    if (!all_ok(c->comm, rc == MPI_SUCCESS)) {
-        if (rc != MPI_SUCCESS) case_fail(-1, "init returned %s", err_class_str(rc));
-        else case_fail(-1, "init failed on another rank");
-        if (rc == MPI_SUCCESS && p.req != MPI_REQUEST_NULL) MPI_Request_free(&p.req);
+    if (!case_init_ok(c->comm, rc, &p.req)) {
         preq_release(&p);
         return;
     }
     if (p.req == MPI_REQUEST_NULL) case_fail(-1, "init returned MPI_REQUEST_NULL");
     for (int it = 0; it < ITERS && p.req != MPI_REQUEST_NULL; it++) {
         preq_prepare(&p, it);
-        rc = start_req(&p.req, it);
-        if (rc != MPI_SUCCESS) {
-            case_fail(it, "%s returned %s", it % 2 ? "MPI_Startall" : "MPI_Start", err_class_str(rc));
-            break;
-        }
-        rc = complete_req(&p.req, it);
-        if (rc != MPI_SUCCESS) {
-            case_fail(it, "%s returned %s", it % 2 ? "MPI_Test" : "MPI_Wait", err_class_str(rc));
-            break;
-        }
+        if (case_start_complete(&p.req, it) != MPI_SUCCESS) break;
         if (p.req == MPI_REQUEST_NULL) {
             case_fail(it, "persistent request became MPI_REQUEST_NULL on completion");
             break;
         }
         if (preq_check(&p, it, msg, sizeof msg)) case_fail(it, "%s", msg);
     }
-    if (p.req != MPI_REQUEST_NULL) {
-        rc = MPI_Request_free(&p.req);
-        if (rc != MPI_SUCCESS) case_fail(-1, "MPI_Request_free returned %s", err_class_str(rc));
-        else if (p.req != MPI_REQUEST_NULL) case_fail(-1, "MPI_Request_free did not set MPI_REQUEST_NULL");
-    }
+    case_free_req(&p.req);
     /* cross-check of the local reference with the blocking collective */
     if ((coll == C_REDUCE || coll == C_ALLREDUCE) && !op_is_user(opk) && !dt->derived && !inplace &&
         count > 0) {
@@ -222,9 +142,8 @@ static void multi_case(ctx_t *c, MPI_Comm other, const char *othername)
     MPI_Info_create(&info);
     MPI_Info_set(info, "pnbc_test_unknown_key", "true");   /* must be ignored */
 #define ADD(comm, coll, dt, opk, count, root, inplace)                                       \
-    preq_setup(&ps[n], coll, comm, dt, opk,                                                \
-               (coll == C_REDUCE || coll == C_ALLREDUCE) ? op_get(opk, dt) : MPI_OP_NULL,  \
-               count, root, inplace, 0, next_id++), n++
+    preq_setup(&ps[n], coll, comm, dt, opk, coll_op(coll, opk, dt), count, root, inplace, 0, \
+               next_id++), n++
     ADD(c->comm, C_ALLREDUCE, &T_INT, OP_SUM, 1000, 0, 0);
     ADD(c->comm, C_ALLREDUCE, &T_DOUBLE, OP_MAX, 7, 0, 0);
     ADD(c->comm, C_ALLREDUCE, &T_MAT2H, OP_U_MATMUL, 33, 0, 0);
@@ -257,16 +176,7 @@ static void multi_case(ctx_t *c, MPI_Comm other, const char *othername)
     if (all_ok(c->comm, ok)) {
         for (int it = 0; it < ITERS; it++) {
             for (int i = 0; i < n; i++) preq_prepare(&ps[i], it);
-            rc = MPI_Startall(n, rq);
-            if (rc != MPI_SUCCESS) {
-                case_fail(it, "MPI_Startall returned %s", err_class_str(rc));
-                break;
-            }
-            rc = MPI_Waitall(n, rq, MPI_STATUSES_IGNORE);
-            if (rc != MPI_SUCCESS) {
-                case_fail(it, "MPI_Waitall returned %s", err_class_str(rc));
-                break;
-            }
+            if (case_startall_waitall(n, rq, it) != MPI_SUCCESS) break;
             for (int i = 0; i < n; i++) {
                 if (rq[i] == MPI_REQUEST_NULL) {
                     case_fail(it, "request %d became MPI_REQUEST_NULL", i);
@@ -285,8 +195,6 @@ static void multi_case(ctx_t *c, MPI_Comm other, const char *othername)
 }
 
 /* ------------------------------------------------------------------ sweep */
-typedef struct { opk_t op; dtype_t *dt; } combo_t;
-
 static void sweep(ctx_t *c)
 {
     static const int counts_full[] = { 0, 1, 7, 1000, 65539 };
@@ -332,35 +240,19 @@ static void sweep(ctx_t *c)
 int main(int argc, char **argv)
 {
     int quick = 0;
-    MPI_Init(&argc, &argv);
-    MPI_Comm_rank(MPI_COMM_WORLD, &wrank);
-    MPI_Comm_size(MPI_COMM_WORLD, &wsize);
-    setvbuf(stdout, NULL, _IOLBF, 0);
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--quick")) quick = 1;
-        else if (!strcmp(argv[i], "--max-print") && i + 1 < argc) max_print = atoi(argv[++i]);
-    }
-    watchdog_init("conformance", wrank);
-    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
-    if (types_create() != MPI_SUCCESS || ops_create() != MPI_SUCCESS) {
-        printf("FAIL conformance: cannot create test datatypes/ops\n");
-        MPI_Abort(MPI_COMM_WORLD, 2);
-    }
+    test_init(&argc, &argv, "conformance", &wrank, &wsize);
+    parse_test_args(argc, argv, &quick);
+    abort_unless(types_create() == MPI_SUCCESS && ops_create() == MPI_SUCCESS, "test datatypes/ops");
     double t0 = now_sec();
 
     ctx_t world = { MPI_COMM_WORLD, "world", wrank, wsize, 1 };
     ctx_t dup = { MPI_COMM_NULL, "dup(world)", 0, 0, !!0 };
-    ctx_t split = { MPI_COMM_NULL, "", 0, 0, 0 };
+    ctx_t split;
     MPI_Comm_dup(MPI_COMM_WORLD, &dup.comm);
     MPI_Comm_set_errhandler(dup.comm, MPI_ERRORS_RETURN);
     MPI_Comm_rank(dup.comm, &dup.rank);
     MPI_Comm_size(dup.comm, &dup.size);
-    /* rank 0 alone, the others together in reversed order (size np-1) */
-    MPI_Comm_split(MPI_COMM_WORLD, wrank == 0 ? 0 : 1, -wrank, &split.comm);
-    MPI_Comm_set_errhandler(split.comm, MPI_ERRORS_RETURN);
-    MPI_Comm_rank(split.comm, &split.rank);
-    MPI_Comm_size(split.comm, &split.size);
-    snprintf(split.name, sizeof split.name, "split(size=%d,reversed)", split.size);
+    ctx_split_reversed(&split);     /* size np-1 on ranks 1.. */
 
     if (quick) world.full = 0;
     sweep(&world);
@@ -376,17 +268,16 @@ int main(int argc, char **argv)
     multi_case(&split, MPI_COMM_NULL, "");
     watchdog_arm(CASE_TIMEOUT, "conformance final reduction of the results");
 
-    long tot[2] = { n_cases, n_failed }, sum[2];
-    MPI_Allreduce(tot, sum, 2, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
+    totals_t sum = totals_sum();
     double t3 = now_sec();
     if (wrank == 0) {
         printf("conformance np=%d: %ld case runs (summed over ranks), %ld failed; "
                "time world %.1fs dup+split %.1fs multi %.1fs\n",
-               wsize, sum[0], sum[1], t1 - t0, t2 - t1, t3 - t2);
+               wsize, sum.cases, sum.failed, t1 - t0, t2 - t1, t3 - t2);
         printf("conformance time on rank 0 (count<=1000 / larger): bcast %.1f/%.1fs reduce %.1f/%.1fs "
                "allreduce %.1f/%.1fs\n", prof[C_BCAST][0], prof[C_BCAST][1], prof[C_REDUCE][0],
                prof[C_REDUCE][1], prof[C_ALLREDUCE][0], prof[C_ALLREDUCE][1]);
-        printf("%s conformance np=%d\n", sum[1] ? "FAIL" : "PASS", wsize);
+        printf("%s conformance np=%d\n", sum.failed ? "FAIL" : "PASS", wsize);
     }
     MPI_Comm_free(&dup.comm);
     MPI_Comm_free(&split.comm);
@@ -394,5 +285,5 @@ int main(int argc, char **argv)
     types_free();
     watchdog_disarm();
     MPI_Finalize();
-    return sum[1] ? 1 : 0;
+    return sum.failed ? 1 : 0;
 }

@@ -90,6 +90,15 @@ static void sub_end(MPI_Comm *c)
     watchdog_note("lifecycle: after sub-test %s", sub_name);
 }
 
+/* 1 once TMO s have passed since t0: reports the hang and taints the run. */
+static int hung_since(double t0, const char *what)
+{
+    if (now_sec() - t0 <= TMO) return 0;
+    sfail("%s: not complete after %.0f s (hang)", what, TMO);
+    tainted = 1;
+    return 1;
+}
+
 /* MPI_Test loop with timeout.  0 = complete, -1 = timeout/error (reported). */
 static int wait_tmo(MPI_Request *r, MPI_Status *st, const char *what)
 {
@@ -103,14 +112,11 @@ static int wait_tmo(MPI_Request *r, MPI_Status *st, const char *what)
             return -1;
         }
         if (flag) return 0;
-        if (now_sec() - t0 > TMO) {
-            sfail("%s: not complete after %.0f s (hang)", what, TMO);
-            tainted = 1;
-            return -1;
-        }
+        if (hung_since(t0, what)) return -1;
     }
 }
 
+/* the same with MPI_Testall */
 static int waitall_tmo(int n, MPI_Request *r, const char *what)
 {
     double t0 = now_sec();
@@ -122,11 +128,7 @@ static int waitall_tmo(int n, MPI_Request *r, const char *what)
             return -1;
         }
         if (flag) return 0;
-        if (now_sec() - t0 > TMO) {
-            sfail("%s: not complete after %.0f s (hang)", what, TMO);
-            tainted = 1;
-            return -1;
-        }
+        if (hung_since(t0, what)) return -1;
     }
 }
 
@@ -151,8 +153,7 @@ static int init_p(preq_t *p)
 static void setup(preq_t *p, coll_t coll, MPI_Comm comm, const dtype_t *dt, opk_t opk, int count,
                   int root, int inplace)
 {
-    MPI_Op op = (coll == C_REDUCE || coll == C_ALLREDUCE) ? op_get(opk, dt) : MPI_OP_NULL;
-    preq_setup(p, coll, comm, dt, opk, op, count, root, inplace, 0, next_id++);
+    preq_setup(p, coll, comm, dt, opk, coll_op(coll, opk, dt), count, root, inplace, 0, next_id++);
 }
 
 static void free_p(preq_t *p)
@@ -522,6 +523,14 @@ static void test_d(void)
 }
 
 /* ================================================================ e */
+/* Is rc of the error class MPI_ERR_REQUEST? */
+static int is_err_request(int rc)
+{
+    int cls = -1;
+    MPI_Error_class(rc, &cls);
+    return cls == MPI_ERR_REQUEST;
+}
+
 static void test_e_startall(void)
 {
     MPI_Comm c = sub_begin("e-startall-active");
@@ -532,9 +541,7 @@ static void test_e_startall(void)
         CHK(MPI_Start(&p.req));
         MPI_Request r = p.req;
         int rc = MPI_Startall(1, &p.req);
-        int cls = -1;
-        MPI_Error_class(rc, &cls);
-        if (cls != MPI_ERR_REQUEST)
+        if (!is_err_request(rc))
             sfail("MPI_Startall on an active request returned %s, expected class MPI_ERR_REQUEST", err_class_str(rc));
         if (p.req != r) sfail("MPI_Startall on an active request changed the handle");
         if (p.req != MPI_REQUEST_NULL && !wait_tmo(&p.req, NULL, "e-startall: wait")) {
@@ -546,24 +553,34 @@ static void test_e_startall(void)
     sub_end(&c);
 }
 
-static void start_active(preq_t *p, MPI_Comm side, int after_progress, int it, const char *what)
+/* Start p (iteration `it`), optionally let it progress, then call MPI_Start
+ * (e, use_free = 0) or MPI_Request_free (f, use_free = 1) on the active
+ * request: class MPI_ERR_REQUEST, handle unchanged; the request then still
+ * completes with the right result and runs a normal round (it + 1). */
+static void misuse_active(preq_t *p, MPI_Comm side, int after_progress, int it, const char *what,
+                          int use_free)
 {
+    const char *call = use_free ? "MPI_Request_free" : "MPI_Start";
     preq_prepare(p, it);
     int rc = MPI_Start(&p->req);
     if (rc != MPI_SUCCESS) {
-        sfail("%s: first MPI_Start returned %s", what, err_class_str(rc));
+        sfail("%s: %sMPI_Start returned %s", what, use_free ? "" : "first ", err_class_str(rc));
         return;
     }
     if (after_progress) progress_elsewhere(side);
     MPI_Request r = p->req;
-    rc = MPI_Start(&p->req);
-    int cls = -1;
-    MPI_Error_class(rc, &cls);
-    if (cls != MPI_ERR_REQUEST)
-        sfail("%s: MPI_Start on an active %s request returned %s, expected class MPI_ERR_REQUEST", what,
+    rc = use_free ? MPI_Request_free(&p->req) : MPI_Start(&p->req);
+    if (!is_err_request(rc))
+        sfail("%s: %s on an active %s request returned %s, expected class MPI_ERR_REQUEST", what, call,
               coll_name(p->coll), err_class_str(rc));
     if (p->req != r) {
-        sfail("%s: MPI_Start on an active request changed the handle", what);
+        if (!use_free) {
+            sfail("%s: MPI_Start on an active request changed the handle", what);
+            return;
+        }
+        sfail("%s: MPI_Request_free on an active request changed the handle (%s)", what,
+              p->req == MPI_REQUEST_NULL ? "set to MPI_REQUEST_NULL: the request was freed" : "changed");
+        p->req = MPI_REQUEST_NULL;      /* can no longer be used */
         return;
     }
     if (wait_tmo(&p->req, NULL, what)) return;
@@ -585,41 +602,14 @@ static void test_e_start(void)
     for (int i = 0; i < 3; i++) ok &= init_p(&p[i]) == MPI_SUCCESS;
     /* second start after the operation had time to finish internally, then
      * second start immediately after the first */
-    for (int i = 0; ok && i < 3 && !tainted; i++) start_active(&p[i], side, 1, 0, "e-start (after progress)");
-    for (int i = 0; ok && i < 3 && !tainted; i++) start_active(&p[i], side, 0, 2, "e-start (immediately)");
+    for (int i = 0; ok && i < 3 && !tainted; i++) misuse_active(&p[i], side, 1, 0, "e-start (after progress)", 0);
+    for (int i = 0; ok && i < 3 && !tainted; i++) misuse_active(&p[i], side, 0, 2, "e-start (immediately)", 0);
     for (int i = 0; i < 3; i++) free_p(&p[i]);
     if (!tainted) MPI_Comm_free(&side);
     sub_end(&c);
 }
 
 /* ================================================================ f */
-static void free_active(preq_t *p, MPI_Comm side, int after_progress, int it, const char *what)
-{
-    preq_prepare(p, it);
-    int rc = MPI_Start(&p->req);
-    if (rc != MPI_SUCCESS) {
-        sfail("%s: MPI_Start returned %s", what, err_class_str(rc));
-        return;
-    }
-    if (after_progress) progress_elsewhere(side);
-    MPI_Request r = p->req;
-    rc = MPI_Request_free(&p->req);
-    int cls = -1;
-    MPI_Error_class(rc, &cls);
-    if (cls != MPI_ERR_REQUEST)
-        sfail("%s: MPI_Request_free on an active %s request returned %s, expected class MPI_ERR_REQUEST", what,
-              coll_name(p->coll), err_class_str(rc));
-    if (p->req != r) {
-        sfail("%s: MPI_Request_free on an active request changed the handle (%s)", what,
-              p->req == MPI_REQUEST_NULL ? "set to MPI_REQUEST_NULL: the request was freed" : "changed");
-        p->req = MPI_REQUEST_NULL;      /* can no longer be used */
-        return;
-    }
-    if (wait_tmo(&p->req, NULL, what)) return;
-    check_p(p, it, what);
-    normal_round(p, it + 1, what);
-}
-
 static void test_f(void)
 {
     MPI_Comm c = sub_begin("f-free-active");
@@ -635,9 +625,9 @@ static void test_f(void)
     int ok = 1;
     for (int i = 0; i < N; i++) ok &= init_p(&p[i]) == MPI_SUCCESS;
     for (int i = 0; ok && i < N && !tainted; i++)
-        if (p[i].req != MPI_REQUEST_NULL) free_active(&p[i], side, 0, 0, "f-free (immediately after start)");
+        if (p[i].req != MPI_REQUEST_NULL) misuse_active(&p[i], side, 0, 0, "f-free (immediately after start)", 1);
     for (int i = 0; ok && i < N && !tainted; i++)
-        if (p[i].req != MPI_REQUEST_NULL) free_active(&p[i], side, 1, 2, "f-free (after progress)");
+        if (p[i].req != MPI_REQUEST_NULL) misuse_active(&p[i], side, 1, 2, "f-free (after progress)", 1);
     for (int i = 0; i < N; i++) free_p(&p[i]);
     if (!tainted) MPI_Comm_free(&side);
     sub_end(&c);
@@ -809,17 +799,9 @@ int main(int argc, char **argv)
         { "f-free-active", test_f },        { "e-start-active", test_e_start },
     };
     int nall = (int)(sizeof all / sizeof all[0]);
-    MPI_Init(&argc, &argv);
-    MPI_Comm_rank(MPI_COMM_WORLD, &wrank);
-    MPI_Comm_size(MPI_COMM_WORLD, &wsize);
-    setvbuf(stdout, NULL, _IOLBF, 0);
-    watchdog_init("lifecycle", wrank);
-    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    test_init(&argc, &argv, "lifecycle", &wrank, &wsize);
     MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
-    if (types_create() != MPI_SUCCESS || ops_create() != MPI_SUCCESS) {
-        printf("FAIL lifecycle: cannot create test datatypes/ops\n");
-        MPI_Abort(MPI_COMM_WORLD, 2);
-    }
+    abort_unless(types_create() == MPI_SUCCESS && ops_create() == MPI_SUCCESS, "test datatypes/ops");
     for (int k = 0; k < nall; k++) {
         int run = argc < 2;
         for (int a = 1; a < argc; a++)     /* full name, or its letter */
