@@ -152,6 +152,18 @@ for family in $CONF_FAMILIES; do
     done
 done
 
+# The shared-memory transport (coll_pnbc_transport_shm.c): many requests in
+# flight, 100000 start+wait cycles, no files left after MPI_Finalize (also
+# with requests never freed), receivers that cannot create their files.
+for np in 2 3; do
+    # shellcheck disable=SC2046
+    run_case "shm-np$np" "$MPIRUN" $(mpiargs $np) "$(bin shm_test)" 100000
+done
+# shellcheck disable=SC2046
+run_case shm-unfreed-np2 "$MPIRUN" $(mpiargs 2) "$(bin shm_test)" 2000 unfreed
+# shellcheck disable=SC2046
+run_case shm-fallback-np3 "$MPIRUN" $(mpiargs 3) "$(bin shm_test)" 2000 fallback
+
 alloc_so=""
 for f in "$TEST_BINDIR/alloc_counter.so" "$TEST_BINDIR/.libs/libAllocCounter.so" "$TEST_BINDIR/.libs/alloc_counter.so"; do
     if [ -f "$f" ]; then alloc_so=$f; break; fi

@@ -40,6 +40,8 @@ typedef struct mca_coll_pnbc_component_t {
     int priority;
     int verbose;
     int segsize;        /* default pipeline segment, bytes (0: algorithm's own) */
+    int shm;            /* shm transport on (coll_pnbc_shm) */
+    int shm_max_bytes;  /* largest message it carries (coll_pnbc_shm_max_bytes) */
 
     /* Requests that are started and not yet complete (intrusive list
      * through mca_coll_pnbc_request_t.next/prev).  The progress

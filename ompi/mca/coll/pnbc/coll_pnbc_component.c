@@ -8,6 +8,7 @@
 #include "coll_pnbc.h"
 #include "coll_pnbc_algorithms.h"
 #include "coll_pnbc_request.h"
+#include "coll_pnbc_transport.h"
 
 #include "opal/mca/base/mca_base_var.h"
 #include "opal/runtime/opal_progress.h"
@@ -42,6 +43,8 @@ mca_coll_pnbc_component_t mca_coll_pnbc_component = {
     .priority = 40,
     .verbose = 0,
     .segsize = 0,
+    .shm = 1,
+    .shm_max_bytes = 16384,
 };
 
 static int pnbc_register(void)
@@ -55,7 +58,8 @@ static int pnbc_register(void)
         MCA_BASE_VAR_SCOPE_READONLY, &c->priority);
     (void) mca_base_component_var_register(&c->super.collm_version, "verbose",
         "Verbosity of pnbc: at 1 or more, one line per *_init naming the collective, "
-        "the algorithm chosen and the communicator size",
+        "the algorithm chosen and the communicator size; at 2, also how many of its "
+        "messages use the shared memory transport",
         MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_9,
         MCA_BASE_VAR_SCOPE_LOCAL, &c->verbose);
     (void) mca_base_component_var_register(&c->super.collm_version, "segsize",
@@ -63,6 +67,19 @@ static int pnbc_register(void)
         "own default); the MPI_Info key pnbc_segsize overrides it per request",
         MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_5,
         MCA_BASE_VAR_SCOPE_ALL, &c->segsize);
+    /* Both sides of a message choose its transport alone: these two must
+     * be equal on all processes. */
+    (void) mca_base_component_var_register(&c->super.collm_version, "shm",
+        "Carry messages between processes of the same node through shared memory "
+        "slots set up at init (0: all messages go through the PML). Must be the "
+        "same on all processes",
+        MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_5,
+        MCA_BASE_VAR_SCOPE_ALL_EQ, &c->shm);
+    (void) mca_base_component_var_register(&c->super.collm_version, "shm_max_bytes",
+        "Largest message (bytes) carried by the shared memory transport; larger ones "
+        "go through the PML (vader: single copy). Must be the same on all processes",
+        MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_5,
+        MCA_BASE_VAR_SCOPE_ALL_EQ, &c->shm_max_bytes);
     mca_coll_pnbc_select_register();
     return OMPI_SUCCESS;
 }
@@ -80,6 +97,7 @@ static int pnbc_open(void)
 static int pnbc_close(void)
 {
     mca_coll_pnbc_component_t *c = &mca_coll_pnbc_component;
+    pnbc_transport_shm_finalize();
     if (c->progress_registered) {
         opal_progress_unregister(mca_coll_pnbc_progress);
         c->progress_registered = false;

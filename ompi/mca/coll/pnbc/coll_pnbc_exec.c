@@ -18,8 +18,9 @@
 
 #include "opal/datatype/opal_convertor.h"
 
-/* Run one convertor over a flat region (pack into it or unpack from it). */
-static int convert_flat(opal_convertor_t *conv, void *flat, size_t bytes, bool pack)
+/* Run one convertor over a flat region (pack into it or unpack from it).
+ * Also used by the shm transport. */
+int pnbc_convert_flat(opal_convertor_t *conv, void *flat, size_t bytes, bool pack)
 {
     size_t position = 0, max_data = bytes;
     struct iovec iov = { .iov_base = flat, .iov_len = bytes };
@@ -40,10 +41,10 @@ static int exec_convert(const pnbc_action_t *a)
     int rc = OMPI_SUCCESS;
 
     if (NULL != a->pack) {
-        rc = convert_flat(a->pack, a->staging.addr, bytes, true);
+        rc = pnbc_convert_flat(a->pack, a->staging.addr, bytes, true);
     }
     if (OMPI_SUCCESS == rc && NULL != a->unpack) {
-        rc = convert_flat(a->unpack, a->staging.addr, bytes, false);
+        rc = pnbc_convert_flat(a->unpack, a->staging.addr, bytes, false);
     }
     return rc;
 }

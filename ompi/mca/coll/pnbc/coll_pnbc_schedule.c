@@ -180,8 +180,9 @@ void pnbc_sched_copy(pnbc_schedule_t *s, pnbc_ref_t src, size_t scount,
     }
 }
 
-/* A convertor over a resolved span, ready to be rewound at each start. */
-static opal_convertor_t *prepared_convertor(const pnbc_span_t *sp, bool for_send)
+/* A convertor over a resolved span, ready to be rewound at each start.
+ * Also used by the shm transport. */
+opal_convertor_t *pnbc_prepared_convertor(const pnbc_span_t *sp, bool for_send)
 {
     opal_convertor_t *conv = OBJ_NEW(opal_convertor_t);
     if (NULL == conv) {
@@ -209,13 +210,13 @@ static int bind_copy(pnbc_action_t *a)
     bool src_flat = ompi_datatype_is_contiguous_memory_layout(a->src.dtype, a->src.count);
     bool dst_flat = ompi_datatype_is_contiguous_memory_layout(a->buf.dtype, a->buf.count);
     if (!src_flat || dst_flat) {
-        a->pack = prepared_convertor(&a->src, true);
+        a->pack = pnbc_prepared_convertor(&a->src, true);
         if (NULL == a->pack) {
             return OMPI_ERR_OUT_OF_RESOURCE;
         }
     }
     if (!dst_flat) {
-        a->unpack = prepared_convertor(&a->buf, false);
+        a->unpack = pnbc_prepared_convertor(&a->buf, false);
         if (NULL == a->unpack) {
             return OMPI_ERR_OUT_OF_RESOURCE;
         }
@@ -314,5 +315,5 @@ int pnbc_sched_commit(pnbc_schedule_t *s, const void *sbuf, void *rbuf,
             return s->error = OMPI_ERR_OUT_OF_RESOURCE;
         }
     }
-    return OMPI_SUCCESS;
+    return s->error = pnbc_transport_commit(s, &ch);
 }

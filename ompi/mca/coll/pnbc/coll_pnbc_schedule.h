@@ -184,6 +184,13 @@ void pnbc_sched_rebase(pnbc_schedule_t *s, uint32_t mark, pnbc_buf_t buf, pnbc_r
 int pnbc_sched_commit(pnbc_schedule_t *s, const void *sbuf, void *rbuf,
                       ompi_communicator_t *comm, int tag);
 
+/* Datatype conversion between a typed span and a flat region: a
+ * convertor prepared at commit (NULL: out of memory), run at each start
+ * from position 0 over `bytes` (MPI_ERR_TRUNCATE if it did not move
+ * exactly that many). */
+struct opal_convertor_t *pnbc_prepared_convertor(const pnbc_span_t *sp, bool for_send);
+int pnbc_convert_flat(struct opal_convertor_t *conv, void *flat, size_t bytes, bool pack);
+
 /* Executor (coll_pnbc_exec.c) ---------------------------------------- */
 
 typedef struct pnbc_exec_t {

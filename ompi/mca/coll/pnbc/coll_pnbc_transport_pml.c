@@ -48,6 +48,7 @@ static bool pml_test(pnbc_action_t *a, int *err)
 const pnbc_transport_t pnbc_transport_pml = {
     .name = "pml",
     .bind = NULL,
+    .commit = NULL,
     .post = pml_post,
     .test = pml_test,
     .unbind = NULL,
@@ -55,6 +56,7 @@ const pnbc_transport_t pnbc_transport_pml = {
 
 /* Transports in order of preference; the last one accepts everything. */
 static const pnbc_transport_t *const transports[] = {
+    &pnbc_transport_shm,
     &pnbc_transport_pml,
 };
 
@@ -67,6 +69,20 @@ void pnbc_transport_bind(pnbc_action_t *a, const pnbc_channel_t *ch)
             return;
         }
     }
+}
+
+int pnbc_transport_commit(pnbc_schedule_t *s, const pnbc_channel_t *ch)
+{
+    const size_t n = sizeof(transports) / sizeof(transports[0]);
+    for (size_t i = 0; i < n; ++i) {
+        if (NULL != transports[i]->commit) {
+            int rc = transports[i]->commit(s, ch);
+            if (OMPI_SUCCESS != rc) {
+                return rc;
+            }
+        }
+    }
+    return OMPI_SUCCESS;
 }
 
 void pnbc_transport_unbind(pnbc_action_t *a)
