@@ -164,6 +164,26 @@ run_case shm-unfreed-np2 "$MPIRUN" $(mpiargs 2) "$(bin shm_test)" 2000 unfreed
 # shellcheck disable=SC2046
 run_case shm-fallback-np3 "$MPIRUN" $(mpiargs 3) "$(bin shm_test)" 2000 fallback
 
+# The performance portfolio: algorithms the automatic rules rarely pick
+# at these sizes, forced (ring with 64-byte segments: many segments).
+A2A_WIN="--mca coll_pnbc_alltoall_algorithm windowed_linear --mca coll_pnbc_alltoallv_algorithm windowed_linear --mca coll_pnbc_alltoallw_algorithm windowed_linear"
+for np in 1 2 3 4 5; do
+    for alg in rabenseifner ring; do
+        # shellcheck disable=SC2046
+        run_case "conformance-$alg-np$np" "$MPIRUN" $(mpiargs $np) --mca coll_pnbc_allreduce_algorithm $alg "$(bin conformance)"
+    done
+    # shellcheck disable=SC2046
+    run_case "conformance-ring-seg64-np$np" "$MPIRUN" $(mpiargs $np) --mca coll_pnbc_allreduce_algorithm ring --mca coll_pnbc_segsize 64 "$(bin conformance)" --quick
+    # shellcheck disable=SC2046
+    run_case "conf_gather-neighbor_exchange-np$np" "$MPIRUN" $(mpiargs $np) --mca coll_pnbc_allgather_algorithm neighbor_exchange "$(bin conf_gather)"
+    # shellcheck disable=SC2046,SC2086
+    run_case "conf_alltoall-windowed_linear-np$np" "$MPIRUN" $(mpiargs $np) $A2A_WIN "$(bin conf_alltoall)"
+done
+# shellcheck disable=SC2046
+run_case conf_gather-neighbor_exchange-np6 "$MPIRUN" $(mpiargs 6) --mca coll_pnbc_allgather_algorithm neighbor_exchange "$(bin conf_gather)"
+# shellcheck disable=SC2046,SC2086
+run_case conf_alltoall-windowed_linear-np10 "$MPIRUN" $(mpiargs 10) $A2A_WIN "$(bin conf_alltoall)"
+
 alloc_so=""
 for f in "$TEST_BINDIR/alloc_counter.so" "$TEST_BINDIR/.libs/libAllocCounter.so" "$TEST_BINDIR/.libs/alloc_counter.so"; do
     if [ -f "$f" ]; then alloc_so=$f; break; fi

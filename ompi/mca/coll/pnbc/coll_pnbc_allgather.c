@@ -10,12 +10,15 @@
  * the difference, so the algorithms that do not need equal blocks (ring,
  * linear) serve both collectives with one builder.
  *
- * Every rank first places its own block in rbuf (a typed copy from sbuf,
- * which may use a different datatype with the same signature) unless it
- * passed MPI_IN_PLACE, in which case the block is already there.  From
- * then on all traffic uses rdtype, which every rank knows for every
- * block; a block of zero bytes (rcounts[i] * type size, known to all) is
- * neither sent nor received anywhere.
+ * Every rank places its own block in rbuf (a typed copy from sbuf, which
+ * may use a different datatype with the same signature) unless it passed
+ * MPI_IN_PLACE, in which case the block is already there.  The first
+ * round sends the own block straight from sbuf (send_own_block) and
+ * makes that copy after posting its messages, so the copy overlaps the
+ * transfers instead of delaying them.  All other traffic uses rdtype,
+ * which every rank knows for every block; a block of zero bytes
+ * (rcounts[i] * type size, known to all) is neither sent nor received
+ * anywhere.
  */
 
 #include "coll_pnbc_algorithms.h"
@@ -53,6 +56,18 @@ static void place_own_block(pnbc_schedule_t *s, const pnbc_coll_args_t *a)
     if (!a->in_place) {
         pnbc_sched_copy(s, pnbc_ref(PNBC_BUF_SEND, 0), a->scount, a->sdtype,
                         block_ref(a, a->rank), block_count(a, a->rank), a->rdtype);
+    }
+}
+
+/* The own block to `peer`, from where it is before place_own_block():
+ * sbuf in the send type (same signature as the block in rdtype), or rbuf
+ * in place.  Callers skip empty own blocks. */
+static void send_own_block(pnbc_schedule_t *s, const pnbc_coll_args_t *a, int peer)
+{
+    if (a->in_place) {
+        pnbc_sched_send(s, block_ref(a, a->rank), block_count(a, a->rank), a->rdtype, peer);
+    } else {
+        pnbc_sched_send(s, pnbc_ref(PNBC_BUF_SEND, 0), a->scount, a->sdtype, peer);
     }
 }
 
@@ -108,12 +123,19 @@ void pnbc_allgather_recursive_doubling(pnbc_schedule_t *s, const pnbc_coll_args_
         return;
     }
     pnbc_sched_round(s);
-    place_own_block(s, a);
     for (int mask = 1; mask < p; mask <<= 1) {
         const int peer = rank ^ mask;
-        send_blocks(s, a, rbuf, rank & ~(mask - 1), mask, peer);
         recv_blocks(s, a, rbuf, peer & ~(mask - 1), mask, peer);
+        if (1 == mask) {
+            send_own_block(s, a, peer);
+            place_own_block(s, a);
+        } else {
+            send_blocks(s, a, rbuf, rank & ~(mask - 1), mask, peer);
+        }
         pnbc_sched_round(s);
+    }
+    if (1 == p) {
+        place_own_block(s, a);
     }
 }
 
@@ -180,17 +202,86 @@ void pnbc_allgather_ring(pnbc_schedule_t *s, const pnbc_coll_args_t *a)
     const int right = (rank + 1) % p, left = (rank - 1 + p) % p;
 
     pnbc_sched_round(s);
-    place_own_block(s, a);
     for (int k = 0; k < p - 1; ++k) {
         const int out = (rank - k + p) % p, in = (rank - k - 1 + p) % p;
-        if (!block_empty(a, out)) {
-            pnbc_sched_send(s, block_ref(a, out), block_count(a, out), a->rdtype, right);
-        }
         if (!block_empty(a, in)) {
             pnbc_sched_recv(s, block_ref(a, in), block_count(a, in), a->rdtype, left);
         }
+        if (!block_empty(a, out)) {
+            if (0 == k) {
+                send_own_block(s, a, right);
+            } else {
+                pnbc_sched_send(s, block_ref(a, out), block_count(a, out), a->rdtype, right);
+            }
+        }
+        if (0 == k) {
+            place_own_block(s, a);
+        }
         pnbc_sched_round(s);
     }
+    if (1 == p) {
+        place_own_block(s, a);
+    }
+}
+
+/*
+ * pnbc_allgather_neighbor_exchange
+ *   Accepts: even communicator sizes (usable()); any count, datatypes,
+ *            MPI_IN_PLACE.
+ *   Moves:   ranks 2i and 2i+1 form pair i, which owns blocks 2i and
+ *            2i+1 (adjacent in rbuf: one message carries both).  Step 0:
+ *            a rank swaps its own block with its pair partner.  Steps
+ *            1 .. p/2-1: it talks to its neighbours alternately -- an
+ *            even rank to r-1, r+1, r-1, ..., an odd rank to r+1, r-1,
+ *            ... -- and forwards the pair of blocks it received in the
+ *            previous step (after step 0: its own pair).  An even rank
+ *            thus gathers pairs i-1, i+1, i-2, i+2, ..., an odd rank
+ *            pairs i+1, i-1, i+2, ..., straight from rbuf into rbuf.
+ *            p/2 steps of at most two blocks each: ring's bandwidth in
+ *            half of ring's rounds, and no temporary.
+ *
+ *   p=6 (pairs P0=b0b1 P1=b2b3 P2=b4b5), rank 2 (pair 1):
+ *        step 0: 2<->3 (b2 / b3) | step 1: 2<->1 (P1 / P0)
+ *        | step 2: 2<->3 (P0 / P2)
+ */
+static int pair_offset(int step, bool even)
+{
+    /* -1, +1, -2, +2, ... for an even rank, the mirror for an odd one */
+    const int k = (step + 1) / 2;
+    const int d = (step % 2) ? -k : k;
+    return even ? d : -d;
+}
+
+void pnbc_allgather_neighbor_exchange(pnbc_schedule_t *s, const pnbc_coll_args_t *a)
+{
+    const int p = a->size, rank = a->rank, npairs = p / 2;
+    const pnbc_ref_t rbuf = pnbc_ref(PNBC_BUF_RECV, 0);
+    const bool even = (0 == rank % 2);
+    const int partner = even ? rank + 1 : rank - 1;
+    const int pair = rank / 2;
+
+    if (block_empty(a, 0)) {
+        return;
+    }
+    pnbc_sched_round(s);
+    recv_blocks(s, a, rbuf, partner, 1, partner);
+    send_own_block(s, a, partner);
+    place_own_block(s, a);
+    int forward = pair;     /* the pair this rank passes on next */
+    for (int step = 1; step < npairs; ++step) {
+        /* step 1 goes to the other side than the partner, then alternate */
+        const int peer = ((step % 2) == even) ? (rank - 1 + p) % p : (rank + 1) % p;
+        const int incoming = (pair + pair_offset(step, even) + npairs) % npairs;
+        pnbc_sched_round(s);
+        recv_blocks(s, a, rbuf, 2 * incoming, 2, peer);
+        send_blocks(s, a, rbuf, 2 * forward, 2, peer);
+        forward = incoming;
+    }
+}
+
+static bool allgather_neighbor_exchange_usable(const pnbc_coll_args_t *a)
+{
+    return 0 == a->size % 2;
 }
 
 /*
@@ -208,26 +299,29 @@ void pnbc_allgather_linear(pnbc_schedule_t *s, const pnbc_coll_args_t *a)
     const bool own_empty = block_empty(a, rank);
 
     pnbc_sched_round(s);
-    place_own_block(s, a);
     for (int i = 1; i < p; ++i) {
-        const int to = (rank + i) % p, from = (rank - i + p) % p;
-        if (!own_empty) {
-            pnbc_sched_send(s, block_ref(a, rank), block_count(a, rank), a->rdtype, to);
-        }
+        const int from = (rank - i + p) % p;
         if (!block_empty(a, from)) {
             pnbc_sched_recv(s, block_ref(a, from), block_count(a, from), a->rdtype, from);
         }
     }
+    for (int i = 1; i < p && !own_empty; ++i) {
+        send_own_block(s, a, (rank + i) % p);
+    }
+    place_own_block(s, a);
 }
 
 /* Preference: recursive doubling where it applies (log2 p steps, no
- * temporary), else Bruck (ceil(log2 p) steps), ring on request (it wins
- * for large blocks, where its p-1 steps cost nothing next to the data). */
+ * temporary), else Bruck (ceil(log2 p) steps); ring and neighbour
+ * exchange on request or by rule (they win for large blocks, where their
+ * p-1 or p/2 steps cost nothing next to the data). */
 const pnbc_algorithm_t pnbc_allgather_algorithms[] = {
     { "recursive_doubling", pnbc_allgather_recursive_doubling,
       allgather_recursive_doubling_usable },
     { "bruck", pnbc_allgather_bruck, NULL },
     { "ring", pnbc_allgather_ring, NULL },
+    { "neighbor_exchange", pnbc_allgather_neighbor_exchange,
+      allgather_neighbor_exchange_usable },
     { NULL, NULL, NULL }
 };
 

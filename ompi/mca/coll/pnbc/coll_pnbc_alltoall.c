@@ -11,9 +11,9 @@
  *   alltoallv   block i at  displs[i] * extent(type), counts[i] of `type`
  *   alltoallw   block i at  displs[i] bytes,          counts[i] of types[i]
  *
- * send_side()/recv_side() hide that difference, so the pairwise and the
- * linear builders serve all three collectives; Bruck needs equal blocks
- * and serves alltoall only.
+ * send_side()/recv_side() hide that difference, so the pairwise, linear
+ * and windowed linear builders serve all three collectives; Bruck needs
+ * equal blocks and serves alltoall only.
  *
  * MPI_IN_PLACE.  The data to send is in rbuf and is replaced by the data
  * received; the send-side arguments are the receive-side ones (MPI-4.1
@@ -235,23 +235,20 @@ void pnbc_alltoall_pairwise(pnbc_schedule_t *s, const pnbc_coll_args_t *a)
 /* ------------------------------------------------------------------ */
 
 /*
- * pnbc_alltoall_linear  (alltoall, alltoallv, alltoallw)
- *   Accepts: any size, counts, datatypes, MPI_IN_PLACE.
- *   Moves:   one round: receives from r-1, r-2, ... and sends to r+1,
- *            r+2, ... are all posted at once; the network sorts out the
- *            order.  Fewest rounds, 2(p-1) messages in flight per rank:
- *            the schedule for small communicators.  In place, every
- *            outgoing block is first packed into its own temporary
- *            (one area, blocks in peer order), before any receive is
- *            posted into rbuf.
- *
- *   p=3, r=0:  recv 2, recv 1 | send 1, send 2 | copy own block
+ * The linear exchanges: peers are taken at distance k = 1 .. p-1 (send
+ * to r+k, receive from r-k), `window` distances per round, so a round
+ * has at most 2 * window messages in flight per rank.  Rank r sends to
+ * r+k in the round of distance k, and r+k receives from r in the round
+ * of the same distance: every pair's messages are in the same round on
+ * both sides.  In place, every outgoing block is first packed into its
+ * own temporary (one area, blocks in distance order), before any receive
+ * is posted into rbuf.  Own block: local copy after the first posts.
  */
-void pnbc_alltoall_linear(pnbc_schedule_t *s, const pnbc_coll_args_t *a)
+static void linear_windows(pnbc_schedule_t *s, const pnbc_coll_args_t *a, int window)
 {
     const int p = a->size, r = a->rank;
     pnbc_ref_t staged = PNBC_REF_NONE;
-    size_t off;
+    size_t off = 0;
 
     pnbc_sched_round(s);
     if (a->in_place) {
@@ -260,30 +257,76 @@ void pnbc_alltoall_linear(pnbc_schedule_t *s, const pnbc_coll_args_t *a)
             total += send_side(a, (r + k) % p).bytes;
         }
         staged = packed_tmp(s, total);
-        off = 0;
         for (int k = 1; k < p; ++k) {
             a2a_block_t out = send_side(a, (r + k) % p);
             pack_block(s, &out, pnbc_ref_shift(staged, (ptrdiff_t) off));
             off += out.bytes;
         }
+        off = 0;
     }
-    for (int k = 1; k < p; ++k) {
-        const int from = mod(r - k, p);
-        a2a_block_t in = recv_side(a, from);
-        recv_block(s, &in, from);
-    }
-    off = 0;
-    for (int k = 1; k < p; ++k) {
-        const int to = (r + k) % p;
-        a2a_block_t out = send_side(a, to);
-        if (a->in_place) {
-            send_packed(s, pnbc_ref_shift(staged, (ptrdiff_t) off), out.bytes, to);
-            off += out.bytes;
-        } else {
-            send_block(s, &out, to);
+    /* One pass at least: with p == 1 it only copies the own block. */
+    int first = 1;
+    do {
+        const int last = (first + window - 1 < p - 1) ? first + window - 1 : p - 1;
+        if (first > 1) {
+            pnbc_sched_round(s);
         }
-    }
-    copy_own_block(s, a);
+        for (int k = first; k <= last; ++k) {
+            const int from = mod(r - k, p);
+            a2a_block_t in = recv_side(a, from);
+            recv_block(s, &in, from);
+        }
+        for (int k = first; k <= last; ++k) {
+            const int to = (r + k) % p;
+            a2a_block_t out = send_side(a, to);
+            if (a->in_place) {
+                send_packed(s, pnbc_ref_shift(staged, (ptrdiff_t) off), out.bytes, to);
+                off += out.bytes;
+            } else {
+                send_block(s, &out, to);
+            }
+        }
+        if (1 == first) {
+            copy_own_block(s, a);
+        }
+        first = last + 1;
+    } while (first < p);
+}
+
+/*
+ * pnbc_alltoall_linear  (alltoall, alltoallv, alltoallw)
+ *   Accepts: any size, counts, datatypes, MPI_IN_PLACE.
+ *   Moves:   one round: receives from r-1, r-2, ... and sends to r+1,
+ *            r+2, ... are all posted at once; the network sorts out the
+ *            order.  Fewest rounds, 2(p-1) messages in flight per rank:
+ *            the schedule for small communicators.  In place, see
+ *            linear_windows().
+ *
+ *   p=3, r=0:  recv 2, recv 1 | send 1, send 2 | copy own block
+ */
+void pnbc_alltoall_linear(pnbc_schedule_t *s, const pnbc_coll_args_t *a)
+{
+    linear_windows(s, a, (a->size > 1) ? a->size - 1 : 1);
+}
+
+/*
+ * pnbc_alltoall_windowed_linear  (alltoall, alltoallv, alltoallw)
+ *   Accepts: any size, counts, datatypes, MPI_IN_PLACE.
+ *   Moves:   like linear, but in rounds of PNBC_ALLTOALL_WINDOW peer
+ *            distances: at most 2 * W messages in flight per rank, so a
+ *            large communicator does not flood the receivers with
+ *            unexpected messages, while each round still overlaps W
+ *            transfers (pairwise overlaps one).  ceil((p-1)/W) rounds.
+ *
+ *   p=6, W=2, r=0:  recv 5,4 send 1,2 | recv 3,2 send 3,4 | recv 1 send 5
+ */
+#ifndef PNBC_ALLTOALL_WINDOW     /* compile-time override: tests use 2 to get */
+#define PNBC_ALLTOALL_WINDOW 8    /* several rounds at small p */
+#endif
+
+void pnbc_alltoall_windowed_linear(pnbc_schedule_t *s, const pnbc_coll_args_t *a)
+{
+    linear_windows(s, a, PNBC_ALLTOALL_WINDOW);
 }
 
 /* ------------------------------------------------------------------ */
@@ -398,23 +441,26 @@ void pnbc_alltoall_bruck(pnbc_schedule_t *s, const pnbc_coll_args_t *a)
     }
 }
 
-/* Tables.  The automatic choice (linear for p <= 4, Bruck for blocks of
- * at most 256 bytes, pairwise otherwise) is in coll_pnbc_select.c's rules. */
+/* Tables.  The automatic choice (by communicator size and block size) is
+ * in coll_pnbc_select.c's rules. */
 const pnbc_algorithm_t pnbc_alltoall_algorithms[] = {
     { "pairwise", pnbc_alltoall_pairwise, NULL },
     { "bruck", pnbc_alltoall_bruck, NULL },
     { "linear", pnbc_alltoall_linear, NULL },
+    { "windowed_linear", pnbc_alltoall_windowed_linear, NULL },
     { NULL, NULL, NULL }
 };
 
 const pnbc_algorithm_t pnbc_alltoallv_algorithms[] = {
     { "pairwise", pnbc_alltoall_pairwise, NULL },
     { "linear", pnbc_alltoall_linear, NULL },
+    { "windowed_linear", pnbc_alltoall_windowed_linear, NULL },
     { NULL, NULL, NULL }
 };
 
 const pnbc_algorithm_t pnbc_alltoallw_algorithms[] = {
     { "pairwise", pnbc_alltoall_pairwise, NULL },
     { "linear", pnbc_alltoall_linear, NULL },
+    { "windowed_linear", pnbc_alltoall_windowed_linear, NULL },
     { NULL, NULL, NULL }
 };

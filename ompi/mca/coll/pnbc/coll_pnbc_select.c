@@ -110,15 +110,27 @@ typedef struct pnbc_rule_t {
     const char *algorithm;
 } pnbc_rule_t;
 
-/* Built-in rules, from measurements on a 2-core node (README). */
+/* Built-in rules, from measurements on a 2-core node (np > 2 there is
+ * oversubscribed; contrib/tuner writes rules for other machines).  A rule
+ * naming an algorithm that cannot serve the call (commutative op, even or
+ * power-of-two p) falls through to the next. */
 static const pnbc_rule_t builtin_rules[] = {
-    { PNBC_ALLTOALL, 4, 0, "linear" },
+    { PNBC_ALLREDUCE, 2, 131072, "recursive_doubling" },
+    { PNBC_ALLREDUCE, 2, 0, "rabenseifner" },
+    { PNBC_ALLREDUCE, 0, 256, "recursive_doubling" },
+    { PNBC_ALLREDUCE, 0, 0, "reduce_bcast" },
+    { PNBC_ALLGATHER, 8, 0, "neighbor_exchange" },
+    { PNBC_ALLGATHER, 0, 1024, "recursive_doubling" },
+    { PNBC_ALLGATHER, 0, 1024, "bruck" },
+    { PNBC_ALLGATHER, 0, 0, "neighbor_exchange" },
+    { PNBC_ALLGATHER, 0, 0, "ring" },
+    { PNBC_ALLTOALL, 16, 0, "linear" },
     { PNBC_ALLTOALL, 0, 256, "bruck" },
-    { PNBC_ALLTOALL, 0, 0, "pairwise" },
-    { PNBC_ALLTOALLV, 4, 0, "linear" },
-    { PNBC_ALLTOALLV, 0, 0, "pairwise" },
-    { PNBC_ALLTOALLW, 4, 0, "linear" },
-    { PNBC_ALLTOALLW, 0, 0, "pairwise" },
+    { PNBC_ALLTOALL, 0, 0, "windowed_linear" },
+    { PNBC_ALLTOALLV, 16, 0, "linear" },
+    { PNBC_ALLTOALLV, 0, 0, "windowed_linear" },
+    { PNBC_ALLTOALLW, 16, 0, "linear" },
+    { PNBC_ALLTOALLW, 0, 0, "windowed_linear" },
 };
 
 static pnbc_rule_t *file_rules;     /* from coll_pnbc_tuning_file */
