@@ -164,6 +164,26 @@ run_case shm-unfreed-np2 "$MPIRUN" $(mpiargs 2) "$(bin shm_test)" 2000 unfreed
 # shellcheck disable=SC2046
 run_case shm-fallback-np3 "$MPIRUN" $(mpiargs 3) "$(bin shm_test)" 2000 fallback
 
+# Forced bcast/reduce algorithms (full sweep at np 3 and 4); the segmented
+# ones also with many tiny segments (--quick) at np 2..5.
+for np in 3 4; do
+    for alg in knomial pipeline binary_pipeline scatter_allgather; do
+        # shellcheck disable=SC2046
+        run_case "conformance-bcast-$alg-np$np" "$MPIRUN" $(mpiargs $np) --mca coll_pnbc_bcast_algorithm $alg "$(bin conformance)"
+    done
+    for alg in pipeline reduce_scatter_gather; do
+        # shellcheck disable=SC2046
+        run_case "conformance-reduce-$alg-np$np" "$MPIRUN" $(mpiargs $np) --mca coll_pnbc_reduce_algorithm $alg "$(bin conformance)"
+    done
+done
+for np in 2 3 4 5; do
+    for c in bcast:pipeline bcast:binary_pipeline reduce:pipeline; do
+        # shellcheck disable=SC2046
+        run_case "conformance-${c%%:*}-${c#*:}-seg64-np$np" "$MPIRUN" $(mpiargs $np) \
+            --mca "coll_pnbc_${c%%:*}_algorithm" "${c#*:}" --mca coll_pnbc_segsize 64 "$(bin conformance)" --quick
+    done
+done
+
 # The performance portfolio: algorithms the automatic rules rarely pick
 # at these sizes, forced (ring with 64-byte segments: many segments).
 A2A_WIN="--mca coll_pnbc_alltoall_algorithm windowed_linear --mca coll_pnbc_alltoallv_algorithm windowed_linear --mca coll_pnbc_alltoallw_algorithm windowed_linear"

@@ -89,6 +89,53 @@ PNBC_INTER_ALGORITHM_TABLE(alltoallw);
 PNBC_INTER_ALGORITHM_TABLE(reduce_scatter);
 PNBC_INTER_ALGORITHM_TABLE(reduce_scatter_block);
 
+/*
+ * Segmented (pipelined) algorithms cut a vector of `total` elements into
+ * segments of whole elements of about `segsize` bytes (the request's
+ * pnbc_coll_args_t.segsize, or the algorithm's default when that is 0).
+ * Segment k starts at element k * per_seg; the last may be shorter.
+ */
+typedef struct pnbc_segments_t {
+    size_t total;       /* elements */
+    size_t per_seg;     /* elements per full segment */
+    size_t nseg;        /* 0 when total is 0 */
+    ptrdiff_t extent;   /* bytes from one element to the next */
+} pnbc_segments_t;
+
+static inline pnbc_segments_t pnbc_segments(size_t total, ompi_datatype_t *dtype,
+                                            size_t segsize, size_t default_segsize)
+{
+    ptrdiff_t lb, extent;
+    const size_t bytes = (segsize > 0) ? segsize : default_segsize;
+    const size_t type_size = dtype->super.size;
+    size_t per = (type_size > 0) ? bytes / type_size : total;
+
+    ompi_datatype_get_extent(dtype, &lb, &extent);
+    per = (per < 1) ? 1 : (per > total ? total : per);
+    pnbc_segments_t g = { total, per, (total > 0) ? (total + per - 1) / per : 0, extent };
+    return g;
+}
+
+static inline size_t pnbc_seg_count(const pnbc_segments_t *g, size_t k)
+{
+    const size_t first = k * g->per_seg;
+    return (g->total - first < g->per_seg) ? g->total - first : g->per_seg;
+}
+
+static inline pnbc_ref_t pnbc_seg_ref(const pnbc_segments_t *g, pnbc_ref_t base, size_t k)
+{
+    return pnbc_ref_shift(base, (ptrdiff_t) (k * g->per_seg) * g->extent);
+}
+
+/* Balanced partition of `total` elements into `nblocks` blocks (sizes
+ * differ by at most one; trailing blocks are empty when total < nblocks):
+ * the first element of block i, i = 0..nblocks (i = nblocks: total). */
+static inline size_t pnbc_block_first(size_t total, int nblocks, int i)
+{
+    const size_t q = total / (size_t) nblocks, r = total % (size_t) nblocks;
+    return (size_t) i * q + ((size_t) i < r ? (size_t) i : r);
+}
+
 /* Builders other files compose with */
 void pnbc_bcast_binomial(pnbc_schedule_t *s, const pnbc_coll_args_t *a);
 void pnbc_reduce_binomial(pnbc_schedule_t *s, const pnbc_coll_args_t *a);

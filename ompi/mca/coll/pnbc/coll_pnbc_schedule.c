@@ -265,20 +265,32 @@ static void resolve(pnbc_span_t *sp, char *const base[PNBC_NBUFS])
 }
 
 /* Number the messages between each ordered pair of ranks: the k-th SEND
- * to a peer and that peer's k-th RECV from us are the same message. */
-static void number_pair_messages(pnbc_schedule_t *s)
+ * to a peer and that peer's k-th RECV from us are the same message.  One
+ * counter per (direction, local group or not, peer): O(actions + peers). */
+static int number_pair_messages(pnbc_schedule_t *s)
 {
+    int max_peer = -1;
+    for (uint32_t i = 0; i < s->nactions; ++i) {
+        max_peer = (s->actions[i].peer > max_peer) ? s->actions[i].peer : max_peer;
+    }
+    if (max_peer < 0) {
+        return OMPI_SUCCESS;
+    }
+    const size_t npeers = (size_t) max_peer + 1;
+    uint32_t *next = calloc(4 * npeers, sizeof(*next));
+    if (NULL == next) {
+        return OMPI_ERR_OUT_OF_RESOURCE;
+    }
     for (uint32_t i = 0; i < s->nactions; ++i) {
         pnbc_action_t *a = &s->actions[i];
         if (PNBC_ACT_SEND != a->kind && PNBC_ACT_RECV != a->kind) {
             continue;
         }
-        a->pair_seq = 0;
-        for (uint32_t j = 0; j < i; ++j) {
-            const pnbc_action_t *b = &s->actions[j];
-            a->pair_seq += (b->kind == a->kind && b->peer == a->peer && b->local == a->local);
-        }
+        const size_t lane = 2 * (PNBC_ACT_SEND == a->kind) + (a->local ? 1 : 0);
+        a->pair_seq = next[lane * npeers + (size_t) a->peer]++;
     }
+    free(next);
+    return OMPI_SUCCESS;
 }
 
 int pnbc_sched_commit(pnbc_schedule_t *s, const void *sbuf, void *rbuf,
@@ -296,7 +308,9 @@ int pnbc_sched_commit(pnbc_schedule_t *s, const void *sbuf, void *rbuf,
         }
     }
     sched_drop_empty_rounds(s);
-    number_pair_messages(s);
+    if (OMPI_SUCCESS != number_pair_messages(s)) {
+        return s->error = OMPI_ERR_OUT_OF_RESOURCE;
+    }
 
     char *const base[PNBC_NBUFS] = {
         [PNBC_BUF_NONE] = NULL,

@@ -115,6 +115,13 @@ typedef struct pnbc_rule_t {
  * naming an algorithm that cannot serve the call (commutative op, even or
  * power-of-two p) falls through to the next. */
 static const pnbc_rule_t builtin_rules[] = {
+    { PNBC_BCAST, 2, 0, "knomial" },
+    { PNBC_BCAST, 0, 1048576, "knomial" },
+    { PNBC_BCAST, 0, 0, "scatter_allgather" },
+    { PNBC_REDUCE, 4, 65536, "linear" },
+    { PNBC_REDUCE, 0, 524288, "binomial" },
+    { PNBC_REDUCE, 8, 0, "pipeline" },
+    { PNBC_REDUCE, 0, 0, "reduce_scatter_gather" },
     { PNBC_ALLREDUCE, 2, 131072, "recursive_doubling" },
     { PNBC_ALLREDUCE, 2, 0, "rabenseifner" },
     { PNBC_ALLREDUCE, 0, 256, "recursive_doubling" },
