@@ -458,6 +458,13 @@ static const case_t cases[] = {
     { "ip-zero",      A2A,  1, U_CONST,      0, F_INT, 0, 0, 0,   1, 0, 0 },
     { "huge",         A2A,  0, U_CONST,    600, F_INT, 1, 0, 0,   2, 0, 0 },
     { "ip-huge",      A2A,  1, U_CONST,    600, F_INT, 0, 0, 0,   1, 1, 0 },
+    /* blocks above the shm box size (16 KiB): read in one copy when both
+     * sides are contiguous, through a bounce box into a vector, streamed
+     * through boxes from a vector */
+    { "sc-flat",      A2A,  0, U_CONST,   5000, F_INT, 3, 0, 0,   0, 0, 0 },
+    { "sc-vec-recv",  A2A,  0, U_CONST,   5000, F_INT, 3, 0, 0,   1, 0, 0 },
+    { "sc-vec-send",  A2A,  0, U_CONST,   4100, F_INT, 1, 0, 0,   3, 0, 0 },
+    { "ip-sc",        A2A,  1, U_CONST,   4500, F_INT, 0, 0, 0,   3, 0, 0 },
 
     { "varied",       A2AV, 0, U_VARIED,     1, F_INT, 1, 0, 0,   3, 0, 0 },
     { "zero-rank",    A2AV, 0, U_ZERO_RANK,  0, F_DBL, 1, 0, 0,   0, 1, 0 },
@@ -468,6 +475,7 @@ static const case_t cases[] = {
     { "ip-zero-rank", A2AV, 1, U_ZERO_RANK,  1, F_INT, 0, 0, 0,   1, 0, 0 },
     { "ip-all-zero",  A2AV, 1, U_CONST,      0, F_DBL, 0, 0, 0,   0, 0, 0 },
     { "ip-huge",      A2AV, 1, U_CONST,    500, F_DBL, 0, 0, 0,   0, 1, 0 },
+    { "sc-mixed",     A2AV, 0, U_CONST,   4500, F_DBL, 0, 1, 0,   1, 1, 0 },
 
     { "varied",       A2AW, 0, U_VARIED,     0, F_INT, 0, 1, 1,   1, 0, 3 },
     { "zero-rank",    A2AW, 0, U_ZERO_RANK,  2, F_DBL, 0, 0, 1,   1, 1, 1 },
@@ -477,6 +485,7 @@ static const case_t cases[] = {
     { "ip-mixed-fam", A2AW, 1, U_SYMM,       2, F_MIX, 0, 0, 0,   0, 1, 1 },
     { "ip-zero-rank", A2AW, 1, U_ZERO_RANK,  0, F_MIX, 0, 0, 0,   1, 0, 1 },
     { "ip-huge",      A2AW, 1, U_CONST,    300, F_MIX, 0, 0, 0,   1, 1, 1 },
+    { "sc-mixed-fam", A2AW, 0, U_CONST,   2500, F_MIX, 0, 1, 1,   1, 1, 2 },
 };
 #define NCASES ((int)(sizeof cases / sizeof cases[0]))
 

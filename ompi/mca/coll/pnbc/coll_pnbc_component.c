@@ -13,6 +13,8 @@
 #include "opal/mca/base/mca_base_var.h"
 #include "opal/runtime/opal_progress.h"
 
+#include <limits.h>
+
 const char *mca_coll_pnbc_component_version_string =
     "pnbc: persistent nonblocking collectives for Open MPI";
 
@@ -44,7 +46,9 @@ mca_coll_pnbc_component_t mca_coll_pnbc_component = {
     .verbose = 0,
     .segsize = 0,
     .shm = 1,
-    .shm_max_bytes = 16384,
+    .shm_max_bytes = INT_MAX,
+    .shm_frag_bytes = 16384,
+    .shm_single_copy = 1,
 };
 
 static int pnbc_register(void)
@@ -80,6 +84,20 @@ static int pnbc_register(void)
         "go through the PML (vader: single copy). Must be the same on all processes",
         MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_5,
         MCA_BASE_VAR_SCOPE_ALL_EQ, &c->shm_max_bytes);
+    (void) mca_base_component_var_register(&c->super.collm_version, "shm_frag_bytes",
+        "Shared memory transport: messages up to this size go through one box "
+        "(copy in, copy out); larger ones are read straight from the sender's buffer "
+        "(coll_pnbc_shm_single_copy) or stream through boxes of this size (minimum 1024)",
+        MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_5,
+        MCA_BASE_VAR_SCOPE_ALL_EQ, &c->shm_frag_bytes);
+    /* Each side decides alone: a receiver that cannot read refuses the
+     * offer and the message streams instead. */
+    (void) mca_base_component_var_register(&c->super.collm_version, "shm_single_copy",
+        "Shared memory transport: copy messages larger than coll_pnbc_shm_frag_bytes "
+        "straight from the sender's buffer with process_vm_readv when both layouts "
+        "allow (0: always through boxes)",
+        MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_5,
+        MCA_BASE_VAR_SCOPE_ALL, &c->shm_single_copy);
     mca_coll_pnbc_select_register();
     return OMPI_SUCCESS;
 }

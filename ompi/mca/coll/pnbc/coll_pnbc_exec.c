@@ -18,21 +18,35 @@
 
 #include "opal/datatype/opal_convertor.h"
 
-/* Run one convertor over a flat region (pack into it or unpack from it).
- * Also used by the shm transport. */
-int pnbc_convert_flat(opal_convertor_t *conv, void *flat, size_t bytes, bool pack)
+/* Run one convertor over a flat region (pack into it or unpack from
+ * it), for up to `bytes` from `position` on in packed order; returns the
+ * bytes moved (packing stops short of an element that does not fit).
+ * Also used by the shm transport, one fragment at a time. */
+size_t pnbc_convert_part(opal_convertor_t *conv, void *flat, size_t bytes, size_t position,
+                         bool pack)
 {
-    size_t position = 0, max_data = bytes;
+    size_t max_data = bytes;
     struct iovec iov = { .iov_base = flat, .iov_len = bytes };
     uint32_t iov_count = 1;
 
-    opal_convertor_set_position(conv, &position);
+    /* Consecutive fragments continue where the last one stopped: then
+     * the convertor keeps the part of an element that straddles the
+     * boundary, which setting the position again would drop. */
+    if (conv->bConverted != position) {
+        opal_convertor_set_position(conv, &position);
+    }
     if (pack) {
         opal_convertor_pack(conv, &iov, &iov_count, &max_data);
     } else {
         opal_convertor_unpack(conv, &iov, &iov_count, &max_data);
     }
-    return (max_data == bytes) ? OMPI_SUCCESS : MPI_ERR_TRUNCATE;
+    return max_data;
+}
+
+int pnbc_convert_flat(opal_convertor_t *conv, void *flat, size_t bytes, bool pack)
+{
+    return (pnbc_convert_part(conv, flat, bytes, 0, pack) == bytes) ? OMPI_SUCCESS
+                                                                    : MPI_ERR_TRUNCATE;
 }
 
 static int exec_convert(const pnbc_action_t *a)
@@ -70,7 +84,7 @@ static void exec_begin_round(pnbc_exec_t *x)
 {
     const pnbc_round_t *r = &x->sched->rounds[x->round];
     pnbc_action_t *a = &x->sched->actions[r->first];
-    const pnbc_channel_t ch = { x->comm, x->tag };
+    const pnbc_channel_t ch = { x->comm, x->tag, 0 };
     int rc;
 
     x->pending = 0;

@@ -296,7 +296,7 @@ static int number_pair_messages(pnbc_schedule_t *s)
 int pnbc_sched_commit(pnbc_schedule_t *s, const void *sbuf, void *rbuf,
                       ompi_communicator_t *comm, int tag)
 {
-    const pnbc_channel_t ch = { comm, tag };
+    const pnbc_channel_t ch = { comm, tag, s->single_copy_max };
 
     if (OMPI_SUCCESS != s->error) {
         return s->error;

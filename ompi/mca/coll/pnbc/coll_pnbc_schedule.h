@@ -127,6 +127,8 @@ typedef struct pnbc_schedule_t {
     uint32_t nactions, actions_cap;
 
     bool local_peers;   /* builder state: see pnbc_sched_local_peers() */
+    size_t single_copy_max; /* set before commit, the same on every
+                               rank: see mca_coll_pnbc_single_copy_max() */
     size_t tmp_size;    /* bytes reserved by pnbc_sched_tmp() */
     void *tmp;          /* allocated by pnbc_sched_commit() */
     int error;          /* first builder error (sticky) */
@@ -187,9 +189,12 @@ int pnbc_sched_commit(pnbc_schedule_t *s, const void *sbuf, void *rbuf,
 /* Datatype conversion between a typed span and a flat region: a
  * convertor prepared at commit (NULL: out of memory), run at each start
  * from position 0 over `bytes` (MPI_ERR_TRUNCATE if it did not move
- * exactly that many). */
+ * exactly that many); pnbc_convert_part() moves up to `bytes` from
+ * `position` on and returns how many it moved. */
 struct opal_convertor_t *pnbc_prepared_convertor(const pnbc_span_t *sp, bool for_send);
 int pnbc_convert_flat(struct opal_convertor_t *conv, void *flat, size_t bytes, bool pack);
+size_t pnbc_convert_part(struct opal_convertor_t *conv, void *flat, size_t bytes,
+                         size_t position, bool pack);
 
 /* Executor (coll_pnbc_exec.c) ---------------------------------------- */
 

@@ -15,9 +15,11 @@
  *      posts ordinary requests; ob1 takes them from its free lists, and
  *      pnbc itself allocates nothing per start.
  *
- * shm: same-node messages up to coll_pnbc_shm_max_bytes go through a
- *      slot in a file shared with the peer, set up at commit (a flag in a
- *      shared mapping: 0.16-0.24 us).  Tried before pml.
+ * shm: same-node messages up to a box (coll_pnbc_shm_frag_bytes) go
+ *      through a slot in a file shared with the peer, set up at commit (a
+ *      flag in a shared mapping: 0.16-0.24 us); larger ones, for the
+ *      collectives that take it, in one copy from the sender's buffer
+ *      (process_vm_readv).  Tried before pml.
  */
 
 #ifndef MCA_COLL_PNBC_TRANSPORT_H
@@ -30,6 +32,7 @@ BEGIN_C_DECLS
 typedef struct pnbc_channel_t {
     ompi_communicator_t *comm;
     int tag;
+    size_t single_copy_max; /* at bind: pnbc_schedule_t.single_copy_max */
 } pnbc_channel_t;
 
 typedef struct pnbc_transport_t {
@@ -51,8 +54,8 @@ typedef struct pnbc_transport_t {
 } pnbc_transport_t;
 
 extern const pnbc_transport_t pnbc_transport_pml;
-/* shm: same-node messages up to coll_pnbc_shm_max_bytes through slots of
- * a shared file (coll_pnbc_transport_shm.c). */
+/* shm: same-node messages through slots of a shared file
+ * (coll_pnbc_transport_shm.c). */
 extern const pnbc_transport_t pnbc_transport_shm;
 
 /* Bind an action to the first transport that accepts it (pml always does). */

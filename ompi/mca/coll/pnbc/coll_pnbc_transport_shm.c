@@ -33,31 +33,48 @@
  *
  * Slot protocol (one producer, one consumer, reused at every start)
  * ----------------------------------------------------------------
- * Both sides count their posts of the action: n = 1, 2, ...  MPI makes
- * every process start a request equally often, so the n-th send and the
- * n-th receive are the same message.  A slot is the receiver's counter
- * and `depth` boxes (see shm_depth()); message n uses box n % depth:
+ * A message travels as fragments of at most `frag` bytes, one up to
+ * coll_pnbc_shm_frag_bytes (see slot_shape()), the last one flagged.
+ * Both sides count the fragments they have moved through the slot: q = 1,
+ * 2, ...  MPI makes every process start a request equally often, so the
+ * q-th fragment written is the q-th read.  A slot is the receiver's
+ * counter and `depth` boxes; fragment q uses box q % depth:
  *
- *     slot:  [consumed]                 written by the receiver only
- *            [full | len | data ...]    box 0 \  written by the sender
- *            [full | len | data ...]    box 1  } only; small messages
+ *     slot:  [consumed | refused]       written by the receiver only
+ *            [full | len | last | data] box 0 \  written by the sender
+ *            [full | len | last | data] box 1  } only; small messages
  *            ...                               /  share full's line
  *
- *     sender, start n:   wait consumed >= n - depth  (acquire: box n %
- *                        depth has been read), write len and data,
- *                        box.full = n (release)
- *     receiver, start n: wait box.full == n (acquire), read the data,
- *                        consumed = n (release)
+ *     sender, fragment q:   wait consumed >= q - depth  (acquire: box q %
+ *                           depth has been read), write len and data,
+ *                           box.full = q (release)
+ *     receiver, fragment q: wait box.full == q (acquire), read the data,
+ *                           consumed = q (release)
  *
- * so a sender runs at most `depth` messages ahead of its receiver, like
- * an eager protocol with that many buffers.  Every counter and box
+ * so a sender runs at most `depth` fragments ahead of its receiver: for
+ * small messages like an eager protocol with that many buffers, for large
+ * ones a pipeline in which the receiver copies fragment q out while the
+ * sender copies q + 1 in, on the other core.  Every counter and box
  * starts on its own pair of cache lines.
+ *
+ * Single copy.  A message larger than a box whose sender's data lies in
+ * one piece is not copied in and out: the sender's first box holds an
+ * offer {pid, address, bytes}, the receiver copies the data straight from
+ * the sender's buffer with process_vm_readv (into a non-contiguous buffer
+ * through the offer's box, a box at a time) and counts the offer's box
+ * consumed, which completes the send.  A receiver that cannot read the
+ * sender's memory (seccomp, Yama ptrace scope, coll_pnbc_shm_single_copy
+ * 0 on its side) sets the slot's `refused` flag first, and the sender
+ * streams the message through the boxes instead -- this one and, as the
+ * flag stays, all later ones.
  *
  * Agreement.  Both sides must pick this transport for the same messages,
  * from what each knows alone: same node and same job, intracommunicator,
- * not self, and the message's BYTES <= coll_pnbc_shm_max_bytes (which,
- * like coll_pnbc_shm, must be equal everywhere).  This relies on the
- * schedule rule that a SEND and its RECV have the same type signature.
+ * not self, the message's BYTES <= coll_pnbc_shm_max_bytes and, above
+ * coll_pnbc_shm_frag_bytes, a collective that takes single copy (see
+ * mca_coll_pnbc_single_copy_max(); these parameters, like coll_pnbc_shm,
+ * must be equal everywhere).  This relies on the schedule rule that a
+ * SEND and its RECV have the same type signature.
  * The layouts may differ (same signature, different type maps), so the
  * layout is not part of the decision: non-contiguous data is packed into
  * / unpacked from the box by convertors prepared at bind.
@@ -94,14 +111,18 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #define SHM_MAGIC       UINT64_C(0x31636e62702d6d73)   /* "sm-pbnc1" */
 #define SHM_LINE        128     /* two cache lines: the adjacent-line
                                    prefetcher moves them as a pair */
 #define SHM_TRUNCATED   UINT64_MAX  /* len: the message did not fit */
+#define SHM_OFFER       (UINT64_MAX - 1)  /* len: the box holds a shm_offer_t */
 #define SHM_DEEP        8       /* boxes per slot for small messages... */
 #define SHM_DEEP_BYTES  1024    /* ...up to this size, else 2 */
+#define SHM_STREAM_DEPTH 4      /* boxes per slot of a streamed message */
+#define SHM_FRAG_MIN    1024
 
 /* ------------------------------------------------------------------ */
 /* File layout                                                        */
@@ -119,44 +140,77 @@ typedef struct shm_entry_t {
     uint64_t offset;        /* of the slot, from the start of the file */
     uint64_t capacity;      /* bytes the receiver expects */
     uint64_t depth;         /* boxes in the slot */
+    uint64_t frag;          /* bytes per box */
 } shm_entry_t;
 
-/* A slot: the receiver's counter, then `depth` boxes; message n goes
- * into box n % depth. */
+/* A slot: the receiver's counter, then `depth` boxes; fragment q goes
+ * into box q % depth. */
 typedef struct shm_slot_t {
     volatile uint64_t consumed;
-    char pad[SHM_LINE - sizeof(uint64_t)];
+    volatile uint64_t refused;      /* the receiver cannot take offers */
+    char pad[SHM_LINE - 2 * sizeof(uint64_t)];
 } shm_slot_t;
+
+/* A box's data when its len is SHM_OFFER: where the sender's message is
+ * (single copy, see send_offer()). */
+typedef struct shm_offer_t {
+    uint64_t pid;
+    uint64_t addr;
+    uint64_t bytes;
+} shm_offer_t;
 
 typedef struct shm_box_t {
     volatile uint64_t full;
     uint64_t len;
-    char data[];            /* capacity bytes */
+    uint64_t last;          /* the message's last fragment */
+    char data[];            /* frag bytes */
 } shm_box_t;
 
-static size_t shm_box_size(size_t capacity)
+static size_t shm_box_size(size_t frag)
 {
-    size_t bytes = sizeof(shm_box_t) + capacity;
+    size_t bytes = sizeof(shm_box_t) + frag;
     return (bytes + SHM_LINE - 1) & ~(size_t) (SHM_LINE - 1);
 }
 
-static size_t shm_slot_size(size_t capacity, size_t depth)
+static size_t shm_slot_size(size_t frag, size_t depth)
 {
-    return sizeof(shm_slot_t) + depth * shm_box_size(capacity);
+    return sizeof(shm_slot_t) + depth * shm_box_size(frag);
 }
 
-/* Boxes per slot (a power of two).  Two let a sender start message n
+typedef struct shm_shape_t {
+    size_t frag;            /* bytes per box */
+    size_t depth;           /* boxes, a power of two */
+} shm_shape_t;
+
+/* The receiver's choice of boxes for a message of `bytes` (the sender
+ * reads it from the file).  Two boxes let a sender start message n
  * while its receiver is still reading n-1: in an exchange (allreduce)
  * each side finishes as soon as it has the other's message, so with one
  * box the faster one would wait for the slower one's read at its next
  * start, a cache-line round trip on the critical path.  Small messages
  * get more, so a root repeating a bcast runs ahead as it would over an
  * eager PML protocol (np=2, bcast in a loop: 8 B 0.18 us with 8 boxes
- * vs 0.40 with 1, 4 KiB 1.1 us with 2 vs 2.0 with 1). */
-static size_t shm_depth(size_t capacity)
+ * vs 0.40 with 1, 4 KiB 1.1 us with 2 vs 2.0 with 1).  Messages above
+ * coll_pnbc_shm_frag_bytes stream through a few boxes of that size, so
+ * a slot's memory does not grow with the message. */
+static size_t shm_frag_size(void)
 {
-    return (capacity <= SHM_DEEP_BYTES) ? SHM_DEEP : 2;
+    const int frag = mca_coll_pnbc_component.shm_frag_bytes;
+    return (frag < SHM_FRAG_MIN) ? SHM_FRAG_MIN : (size_t) frag;
 }
+
+static shm_shape_t slot_shape(size_t bytes)
+{
+    const size_t frag = shm_frag_size();
+    if (bytes <= SHM_DEEP_BYTES) {
+        return (shm_shape_t) { bytes, SHM_DEEP };
+    }
+    if (bytes <= frag) {
+        return (shm_shape_t) { bytes, 2 };
+    }
+    return (shm_shape_t) { frag, SHM_STREAM_DEPTH };
+}
+
 
 /* ------------------------------------------------------------------ */
 /* Per-action and shared state                                        */
@@ -182,15 +236,19 @@ typedef struct shm_action_t {
     char *boxes;            /* the slot's first box */
     size_t box_size;
     uint64_t depth;
+    uint64_t frag;          /* bytes per box */
     uint64_t seen;          /* sender: the receiver's `consumed`, last read */
-    uint64_t n;             /* posts so far */
+    uint64_t q;             /* fragments moved through the slot so far */
+    uint64_t moved;         /* bytes of this post moved so far */
+    bool offer;             /* sender: offer single copy (see send_offer) */
+    bool offered;           /* sender: an offer is out */
     bool done;              /* this post has finished */
     int err;
     pnbc_channel_t ch;      /* test() has none: kept for the sender's
                                first map and the fallback */
     size_t bytes;           /* of this side's data */
     uint64_t capacity;      /* sender: the receiver's byte count */
-    void *flat;             /* contiguous data, or NULL: use conv */
+    char *flat;             /* contiguous data, or NULL: use conv */
     opal_convertor_t *conv; /* non-contiguous data, prepared at bind */
     bool fallback;          /* the receiver has no file: pml, see below */
     ompi_request_t *req;    /* its PML request then */
@@ -420,8 +478,11 @@ static bool shm_bind(pnbc_action_t *a, const pnbc_channel_t *ch)
 {
     const size_t bytes = (NULL == a->buf.dtype) ? 0 : a->buf.count * a->buf.dtype->super.size;
 
+    /* Both sides decide alike: same algorithm, same parameters, and a
+     * SEND has the type signature of its RECV. */
     const int max_bytes = mca_coll_pnbc_component.shm_max_bytes;
-    if (max_bytes < 0 || bytes > (size_t) max_bytes || !shm_peer_ok(a, ch)) {
+    if (max_bytes < 0 || bytes > (size_t) max_bytes || !shm_peer_ok(a, ch) ||
+        (bytes > shm_frag_size() && bytes > ch->single_copy_max)) {
         return false;
     }
     /* From here on the action is ours whatever happens: the peer takes
@@ -474,12 +535,13 @@ static bool is_shm(const pnbc_action_t *a, pnbc_action_kind_t kind)
     return a->kind == kind && a->transport == &pnbc_transport_shm;
 }
 
-static void slot_attach(shm_action_t *t, char *slot, size_t capacity, uint64_t depth)
+static void slot_attach(shm_action_t *t, char *slot, uint64_t frag, uint64_t depth)
 {
     t->slot = (shm_slot_t *) slot;
     t->boxes = slot + sizeof(shm_slot_t);
-    t->box_size = shm_box_size(capacity);
+    t->box_size = shm_box_size(frag);
     t->depth = depth;
+    t->frag = frag;
 }
 
 /* Write the whole file under a temporary name, then rename it into
@@ -497,8 +559,8 @@ static shm_region_t *recv_file_create(pnbc_schedule_t *s, const char *dir,
     const size_t table_end = size;
     for (uint32_t i = 0; i < s->nactions; ++i) {
         if (is_shm(&s->actions[i], PNBC_ACT_RECV)) {
-            const size_t bytes = ((shm_action_t *) s->actions[i].tstate)->bytes;
-            size += shm_slot_size(bytes, shm_depth(bytes));
+            const shm_shape_t shape = slot_shape(((shm_action_t *) s->actions[i].tstate)->bytes);
+            size += shm_slot_size(shape.frag, shape.depth);
         }
     }
     if (NULL == path || NULL == tmp) {
@@ -540,15 +602,17 @@ static shm_region_t *recv_file_create(pnbc_schedule_t *s, const char *dir,
             continue;
         }
         shm_action_t *t = a->tstate;
+        const shm_shape_t shape = slot_shape(t->bytes);
         table[k].sender = a->peer;
         table[k].pair_seq = a->pair_seq;
         table[k].offset = offset;
         table[k].capacity = t->bytes;
-        table[k].depth = shm_depth(t->bytes);
-        slot_attach(t, (char *) base + offset, t->bytes, table[k].depth);  /* zeroed */
+        table[k].depth = shape.depth;
+        table[k].frag = shape.frag;
+        slot_attach(t, (char *) base + offset, shape.frag, shape.depth);  /* zeroed */
         t->region = r;
         r->refs++;
-        offset += shm_slot_size(t->bytes, table[k].depth);
+        offset += shm_slot_size(shape.frag, shape.depth);
         k++;
     }
     h->nslots = nslots;
@@ -703,13 +767,13 @@ static bool send_find_slot(const pnbc_action_t *a, shm_action_t *t)
     const int me = ompi_comm_rank(t->ch.comm);
 
     for (uint32_t k = 0; k < h->nslots; ++k) {
-        if (table[k].sender == me && table[k].pair_seq == a->pair_seq &&
-            table[k].depth > 0 && 0 == (table[k].depth & (table[k].depth - 1)) &&
-            table[k].capacity <= r->size && table[k].depth <= r->size &&
-            table[k].offset + shm_slot_size(table[k].capacity, table[k].depth) <= r->size) {
-            slot_attach(t, (char *) r->base + table[k].offset, table[k].capacity,
-                        table[k].depth);
-            t->capacity = table[k].capacity;
+        const shm_entry_t *e = &table[k];
+        if (e->sender == me && e->pair_seq == a->pair_seq &&
+            e->depth > 0 && 0 == (e->depth & (e->depth - 1)) && e->depth <= r->size &&
+            e->frag <= r->size && (e->frag > 0 || 0 == e->capacity) &&
+            e->offset + shm_slot_size(e->frag, e->depth) <= r->size) {
+            slot_attach(t, (char *) r->base + e->offset, e->frag, e->depth);
+            t->capacity = e->capacity;
             return true;
         }
     }
@@ -758,70 +822,242 @@ static void region_fall_back(shm_region_t *r)
     }
 }
 
-/* Sender: deliver message n if the slot is free (t->done), or wait. */
+static shm_box_t *box_of(const shm_action_t *t, uint64_t q)
+{
+    return (shm_box_t *) (t->boxes + (q & (t->depth - 1)) * t->box_size);
+}
+
+/* Sender: may fragment q go into its box?  Box q % depth last held
+ * fragment q - depth: has it been read?  The receiver's counter is read
+ * only when the last value seen does not tell: each read is a cache-line
+ * transfer, and makes the receiver's next write of it one too. */
+static bool send_box_free(shm_action_t *t, uint64_t q)
+{
+    if (t->seen + t->depth < q) {
+        t->seen = __atomic_load_n(&t->slot->consumed, __ATOMIC_ACQUIRE);
+    }
+    return t->seen + t->depth >= q;
+}
+
+/* Sender, first post: map the receiver's file and find our slot.  False
+ * while the file is not there (or once the action has failed). */
+static bool send_attach(pnbc_action_t *a, shm_action_t *t)
+{
+    shm_region_t *r = t->region;
+    if (NULL == r->base) {
+        if (!region_try_map(r)) {
+            return false;                   /* the receiver is not there yet */
+        }
+        if (NULL == r->base) {
+            region_fall_back(r);            /* this action included */
+            return false;
+        }
+    }
+    if (!send_find_slot(a, t)) {
+        t->err = MPI_ERR_INTERN;            /* the two sides disagree */
+        t->done = true;
+        return false;
+    }
+    /* Single copy for messages too big for one box, in one piece. */
+    t->offer = mca_coll_pnbc_component.shm_single_copy && NULL != t->flat &&
+               t->bytes > t->frag && t->bytes == t->capacity;
+    return true;
+}
+
+/* Sender, single copy: describe our buffer in the message's first box;
+ * the receiver copies straight out of it (process_vm_readv). */
+static bool send_offer(shm_action_t *t)
+{
+    const uint64_t q = t->q + 1;
+    if (!send_box_free(t, q)) {
+        return false;
+    }
+    shm_box_t *box = box_of(t, q);
+    shm_offer_t *o = (shm_offer_t *) box->data;
+    o->pid = (uint64_t) getpid();
+    o->addr = (uint64_t) (uintptr_t) t->flat;
+    o->bytes = t->bytes;
+    box->len = SHM_OFFER;
+    box->last = 0;
+    __atomic_store_n(&box->full, q, __ATOMIC_RELEASE);
+    t->q = q;
+    t->offered = true;
+    return true;
+}
+
+/* Sender: has the receiver answered our offer (counted its box
+ * consumed)?  Either it read our buffer -- the message is delivered -- or
+ * it refused (it cannot read other processes' memory: seccomp, ptrace
+ * scope) and set `refused` first: then the message follows as fragments,
+ * and so do all later ones, as the receiver refuses for good. */
+static bool send_offer_answered(shm_action_t *t)
+{
+    t->seen = __atomic_load_n(&t->slot->consumed, __ATOMIC_ACQUIRE);
+    if (t->seen < t->q) {
+        return false;
+    }
+    t->offered = false;
+    if (t->slot->refused) {
+        t->offer = false;
+    }
+    return true;
+}
+
+/* Sender: copy fragments into free boxes (copy in, copy out); true once
+ * the last one is written.  A convertor packs whole elements only, so a
+ * fragment of non-contiguous data may fall short of the box: the last
+ * fragment is flagged rather than counted. */
+static bool send_stream(shm_action_t *t)
+{
+    uint64_t last = 0;
+    while (!last && send_box_free(t, t->q + 1)) {
+        const uint64_t q = t->q + 1;
+        shm_box_t *box = box_of(t, q);
+        uint64_t len = t->bytes - t->moved;
+        len = (len > t->frag) ? t->frag : len;
+        if (OPAL_UNLIKELY(t->bytes > t->capacity)) {
+            len = SHM_TRUNCATED;            /* tell the receiver too */
+            t->err = MPI_ERR_TRUNCATE;
+        } else if (NULL != t->flat) {
+            memcpy(box->data, t->flat + t->moved, len);
+        } else if (len > 0) {
+            len = pnbc_convert_part(t->conv, box->data, len, t->moved, true);
+        }
+        if (SHM_TRUNCATED != len) {
+            t->moved += len;
+        }
+        last = (SHM_TRUNCATED == len || t->moved == t->bytes || 0 == len);
+        if (OPAL_UNLIKELY(0 == len && t->moved < t->bytes)) {
+            t->err = MPI_ERR_INTERN;        /* the convertor made no progress */
+        }
+        box->len = len;
+        box->last = last;
+        __atomic_store_n(&box->full, q, __ATOMIC_RELEASE);
+        t->q = q;
+    }
+    return last;
+}
+
+/* Sender: move this post's message as far as the receiver lets us;
+ * t->done once it needs nothing more from our buffer. */
 static void send_progress(pnbc_action_t *a, shm_action_t *t)
 {
-    if (OPAL_UNLIKELY(NULL == t->slot)) {
-        shm_region_t *r = t->region;
-        if (NULL == r->base) {
-            if (!region_try_map(r)) {
-                return;                     /* the receiver is not there yet */
+    if (OPAL_UNLIKELY(NULL == t->slot) && !send_attach(a, t)) {
+        return;
+    }
+    if (t->offered) {
+        if (!send_offer_answered(t)) {
+            return;
+        }
+        if (t->offer) {
+            t->done = true;                 /* read in one copy */
+            return;
+        }
+    } else if (t->offer) {
+        (void) send_offer(t);               /* or its box is still busy */
+        return;
+    }
+    t->done = send_stream(t);
+}
+
+/* Read `bytes` of process o->pid at o->addr into our flat buffer. */
+static bool recv_read_flat(shm_action_t *t, const shm_offer_t *o, uint64_t bytes)
+{
+    uint64_t got = 0;
+    while (got < bytes) {
+        struct iovec here = { t->flat + got, bytes - got };
+        struct iovec there = { (void *) (uintptr_t) (o->addr + got), bytes - got };
+        ssize_t n = process_vm_readv((pid_t) o->pid, &here, 1, &there, 1, 0);
+        if (n <= 0) {
+            return false;
+        }
+        got += (uint64_t) n;
+    }
+    return true;
+}
+
+/* The same into a non-contiguous buffer: through `bounce` (the offer's
+ * own box, ours until we count it consumed), a box at a time. */
+static bool recv_read_packed(shm_action_t *t, const shm_offer_t *o, uint64_t bytes,
+                             char *bounce)
+{
+    for (uint64_t at = 0; at < bytes; at += t->frag) {
+        const uint64_t len = (bytes - at < t->frag) ? bytes - at : t->frag;
+        for (uint64_t got = 0; got < len;) {
+            struct iovec here = { bounce + got, len - got };
+            struct iovec there = { (void *) (uintptr_t) (o->addr + at + got), len - got };
+            ssize_t n = process_vm_readv((pid_t) o->pid, &here, 1, &there, 1, 0);
+            if (n <= 0) {
+                return false;
             }
-            if (NULL == r->base) {
-                region_fall_back(r);        /* this action included */
+            got += (uint64_t) n;
+        }
+        if (pnbc_convert_part(t->conv, bounce, len, at, false) != len) {
+            t->err = MPI_ERR_TRUNCATE;
+        }
+    }
+    return true;
+}
+
+/* Receiver: box q holds the sender's offer.  Copy the message straight
+ * from its buffer (true), or refuse (false: it follows as fragments);
+ * either way the offer's box is consumed. */
+static bool recv_take_offer(shm_action_t *t, shm_box_t *box, uint64_t q)
+{
+    const shm_offer_t o = *(const shm_offer_t *) box->data;
+    uint64_t bytes = o.bytes;
+    if (OPAL_UNLIKELY(bytes > t->bytes)) {
+        t->err = MPI_ERR_TRUNCATE;          /* the sender completes anyway */
+        bytes = 0;
+    }
+    const bool read = mca_coll_pnbc_component.shm_single_copy && !t->slot->refused &&
+                      (NULL != t->flat ? recv_read_flat(t, &o, bytes)
+                                       : recv_read_packed(t, &o, bytes, box->data));
+    if (OPAL_UNLIKELY(!read)) {
+        t->slot->refused = 1;               /* before consumed: see send_offer_answered */
+        t->err = MPI_SUCCESS;
+    }
+    __atomic_store_n(&t->slot->consumed, q, __ATOMIC_RELEASE);
+    t->q = q;
+    return read;
+}
+
+/* Receiver: take the fragments that are there; t->done after the last. */
+static void recv_progress(shm_action_t *t)
+{
+    for (;;) {
+        const uint64_t q = t->q + 1;
+        shm_box_t *box = box_of(t, q);
+        if (__atomic_load_n(&box->full, __ATOMIC_ACQUIRE) != q) {
+            return;
+        }
+        const uint64_t len = box->len;
+        if (SHM_OFFER == len && 0 == t->moved) {
+            if (recv_take_offer(t, box, q)) {
+                t->done = true;
                 return;
             }
+            continue;
         }
-        if (!send_find_slot(a, t)) {
-            t->err = MPI_ERR_INTERN;        /* the two sides disagree */
+        const bool last = box->last;
+        if (OPAL_UNLIKELY(len > t->frag || t->moved + len > t->bytes)) {
+            t->err = MPI_ERR_TRUNCATE;      /* also SHM_TRUNCATED */
+        } else if (NULL != t->flat) {
+            memcpy(t->flat + t->moved, box->data, len);
+            t->moved += len;
+        } else if (len > 0) {
+            if (pnbc_convert_part(t->conv, box->data, len, t->moved, false) != len) {
+                t->err = MPI_ERR_TRUNCATE;
+            }
+            t->moved += len;
+        }
+        __atomic_store_n(&t->slot->consumed, q, __ATOMIC_RELEASE);
+        t->q = q;
+        if (last) {
             t->done = true;
             return;
         }
     }
-    /* Box n % depth last held message n - depth: has it been read?  The
-     * receiver's counter is read only when the last value seen does not
-     * tell: each read is a cache-line transfer, and makes the
-     * receiver's next write of it one too. */
-    if (t->seen + t->depth < t->n) {
-        t->seen = __atomic_load_n(&t->slot->consumed, __ATOMIC_ACQUIRE);
-        if (t->seen + t->depth < t->n) {
-            return;
-        }
-    }
-    shm_box_t *box = (shm_box_t *) (t->boxes + (t->n & (t->depth - 1)) * t->box_size);
-    uint64_t len = t->bytes;
-    if (OPAL_UNLIKELY(t->bytes > t->capacity)) {
-        len = SHM_TRUNCATED;                /* tell the receiver too */
-        t->err = MPI_ERR_TRUNCATE;
-    } else if (NULL != t->flat) {
-        memcpy(box->data, t->flat, t->bytes);
-    } else if (t->bytes > 0) {
-        t->err = pnbc_convert_flat(t->conv, box->data, t->bytes, true);
-    }
-    box->len = len;
-    __atomic_store_n(&box->full, t->n, __ATOMIC_RELEASE);
-    t->done = true;
-}
-
-/* Receiver: take message n if it is there (t->done), or wait. */
-static void recv_progress(shm_action_t *t)
-{
-    shm_box_t *box = (shm_box_t *) (t->boxes + (t->n & (t->depth - 1)) * t->box_size);
-    if (__atomic_load_n(&box->full, __ATOMIC_ACQUIRE) != t->n) {
-        return;
-    }
-    const uint64_t len = box->len;
-    if (OPAL_UNLIKELY(len > t->bytes)) {
-        t->err = MPI_ERR_TRUNCATE;
-    } else if (len > 0) {
-        if (NULL != t->flat) {
-            memcpy(t->flat, box->data, len);
-        } else {
-            t->err = pnbc_convert_flat(t->conv, box->data, len, false);
-        }
-    }
-    __atomic_store_n(&t->slot->consumed, t->n, __ATOMIC_RELEASE);
-    t->done = true;
 }
 
 static int shm_post(pnbc_action_t *a, const pnbc_channel_t *ch)
@@ -829,7 +1065,7 @@ static int shm_post(pnbc_action_t *a, const pnbc_channel_t *ch)
     shm_action_t *t = a->tstate;
 
     (void) ch;  /* the same as t->ch */
-    t->n++;
+    t->moved = 0;
     t->err = MPI_SUCCESS;
     t->done = false;
     a->inflight = true;
