@@ -531,9 +531,14 @@ static void sweep(const ctx_t *c)
                                      c->full ? ri : roots[ri], inplace);
                 }
         }
-    /* blocks of >= 32 KiB: the other side of the automatic choice */
-    for (int k = 0; k < NKINDS; k++)
+    /* blocks of >= 32 KiB: the other side of the automatic choice, and
+     * (allgather) single copy from sbuf/rbuf into contiguous and holed
+     * layouts, or streamed from holed ones */
+    for (int k = 0; k < NKINDS; k++) {
         run_case(c, (kind_t)k, &pairs[0], c->full ? 9000 : 8200, 0, p - 1, k % 2);
+        run_case(c, (kind_t)k, &pairs[4], 2100, 0, 0, 0);
+        run_case(c, (kind_t)k, &pairs[5], 2300, 0, p - 1, 0);
+    }
 }
 
 int main(int argc, char **argv)

@@ -163,7 +163,7 @@ done
 run_case shm-unfreed-np2 "$MPIRUN" $(mpiargs 2) "$(bin shm_test)" 2000 unfreed
 # shellcheck disable=SC2046
 run_case shm-fallback-np3 "$MPIRUN" $(mpiargs 3) "$(bin shm_test)" 2000 fallback
-# Messages above a shm box (alltoall blocks of 16-80 KiB): with boxes of
+# Messages above a shm box (alltoall, allgather blocks of 16-80 KiB): with boxes of
 # 1 KiB, read in one copy (process_vm_readv) or streamed through boxes
 # (single copy off: convertors packing fragments of non-contiguous data);
 # and a receiver that refuses single copy (rank 0) while its peers offer it.
@@ -173,6 +173,11 @@ run_case conf_alltoall-shm-single-copy-np3 "$MPIRUN" $(mpiargs 3) $SHM_SMALL_BOX
 # shellcheck disable=SC2046,SC2086
 run_case conf_alltoall-shm-stream-np3 "$MPIRUN" $(mpiargs 3) $SHM_SMALL_BOX \
     --mca coll_pnbc_shm_single_copy 0 "$(bin conf_alltoall)"
+# shellcheck disable=SC2046,SC2086
+run_case conf_gather-shm-single-copy-np3 "$MPIRUN" $(mpiargs 3) $SHM_SMALL_BOX "$(bin conf_gather)" --quick
+# shellcheck disable=SC2046,SC2086
+run_case conf_gather-shm-stream-np3 "$MPIRUN" $(mpiargs 3) $SHM_SMALL_BOX \
+    --mca coll_pnbc_shm_single_copy 0 "$(bin conf_gather)" --quick
 # shellcheck disable=SC2046,SC2086
 run_case conf_alltoall-shm-refused-np3 "$MPIRUN" $(mpiargs 1) --oversubscribe --mca mpi_yield_when_idle 1 \
     $SHM_SMALL_BOX env OMPI_MCA_coll_pnbc_shm_single_copy=0 "$(bin conf_alltoall)" : -np 2 "$(bin conf_alltoall)"

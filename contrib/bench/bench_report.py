@@ -16,6 +16,7 @@ Only the Python standard library is used; the plot needs gnuplot or matplotlib.
 import csv
 import math
 import os
+import re
 import shutil
 import statistics
 import subprocess
@@ -108,7 +109,18 @@ def write_csv(res, path):
                        + ["NA" if r["overlap_pct"] is None else "%.1f" % r["overlap_pct"]])
 
 
+def wrong_cells(errors):
+    """{(impl, coll, bytes)} whose data check failed (pcoll_bench's VERIFY FAILED lines)."""
+    bad = set()
+    for e in errors:
+        m = re.search(r"VERIFY FAILED: impl=(\S+) coll=(\S+) bytes=(\d+)", e)
+        if m:
+            bad.add((m.group(1), m.group(2), int(m.group(3))))
+    return bad
+
+
 def write_md(res, path, meta, errors):
+    wrong = wrong_cells(errors)
     impls = sorted({k[0] for k in res}, key=impl_key)
     rows = sorted({(k[1], k[2], k[3]) for k in res}, key=lambda r: (coll_key(r[0]), r[1], r[2]))
     subject = "pnbc" if "pnbc" in impls else ("pnbc-standin" if "pnbc-standin" in impls else None)
@@ -125,7 +137,8 @@ def write_md(res, path, meta, errors):
         out.append("> **Warning:** the pnbc component was not found (set `PNBC_COMPONENT_PATH` or install "
                    "it); the pnbc column and the ratio are missing.\n")
     if errors:
-        out.append("> **Data check failures** (the received data was wrong; those numbers are void):\n")
+        out.append("> **Data check failures** (the received data was wrong; those numbers are void, "
+                   "marked ✗ in the table and left out of the best-peer ratio):\n")
         for e in errors:
             out.append(">     " + e)
         out.append("")
@@ -146,8 +159,12 @@ def write_md(res, path, meta, errors):
         for i in impls:
             r = res.get((i, coll, nbytes, np_))
             v = r["median_us"] if r else None
+            if (i, coll, int(nbytes)) in wrong:
+                cells.append(fmt_us(v) + " ✗")
+                v = None
+            else:
+                cells.append(fmt_us(v))
             vals[i] = v
-            cells.append(fmt_us(v))
         ratio = "-"
         if subject and vals.get(subject):
             cand = [(vals[p], p) for p in peers if vals.get(p)]
@@ -161,8 +178,8 @@ def write_md(res, path, meta, errors):
     gm = "%.3f" % math.exp(sum(logs) / len(logs)) if logs else "-"
     out.append("| **geometric mean** | | " + " | ".join([""] * len(impls)) + " | **%s** |" % gm)
     out.append("")
-    out.append("Ratio < 1: %s is faster than the fastest other implementation on that row." %
-               (subject or "pnbc"))
+    out.append("Ratio < 1: %s is faster than the fastest other implementation on that row "
+               "(among those whose data checks passed; ✗: wrong results)." % (subject or "pnbc"))
     out.append("")
 
     pers = [i for i in impls if i != "tuned"]

@@ -21,7 +21,10 @@
  *                      [0, 100]; t_pure, t_compute and t_total are medians of
  *                      interleaved batches.  The compute loop makes no MPI calls
  *                      unless -p asks for MPI_Test probes.
- * and checks the received data once per collective and size.
+ * and checks the received data of two starts per collective and size with
+ * different inputs (the first, and one after the timed loops with new data and
+ * a poisoned receive buffer), so that an implementation that moves the data
+ * only at its first start fails the check.
  *
  * "bytes" is the size of one rank's block: the bcast buffer; the reduce and
  * allreduce vector (bytes/8 doubles, MPI_SUM); each rank's allgather
@@ -175,9 +178,40 @@ static long parse_size(const char *s)
 
 /* ------------------------------------------------------- buffers and data */
 
-static unsigned char pat(int src, int dst, long i)
+/* Generation g of the data: every check runs on inputs new to it. */
+static unsigned char pat(int src, int dst, long i, int g)
 {
-    return (unsigned char)(src * 37 + dst * 101 + i * 11 + 5);
+    return (unsigned char)(src * 37 + dst * 101 + i * 11 + 5 + g * 53);
+}
+
+/* Inputs of generation g; the receive buffer (but the bcast root's) poisoned. */
+static void fill(bench_t *b, int g)
+{
+    long B = b->bytes;
+    switch (b->coll) {
+    case C_BCAST:
+        for (long i = 0; i < B; i++) b->rbuf[i] = (0 == b->rank) ? pat(0, 0, i, g) : 0xA5;
+        break;
+    case C_REDUCE:
+    case C_ALLREDUCE: {
+        double *s = (double *)b->sbuf, *r = (double *)b->rbuf;
+        for (int i = 0; i < b->count; i++) {
+            s[i] = (double)b->rank + (double)(i % 13) + 1000.0 * g;
+            r[i] = -1.0;
+        }
+        break;
+    }
+    case C_ALLGATHER:
+        for (long i = 0; i < B; i++) b->sbuf[i] = pat(b->rank, 0, i, g);
+        memset(b->rbuf, 0xA5, (size_t)B * b->np);
+        break;
+    case C_ALLTOALL:
+        for (int d = 0; d < b->np; d++)
+            for (long i = 0; i < B; i++) b->sbuf[(size_t)d * B + i] = pat(b->rank, d, i, g);
+        memset(b->rbuf, 0xA5, (size_t)B * b->np);
+        break;
+    default: break;
+    }
 }
 
 static void setup_buffers(bench_t *b)
@@ -200,27 +234,7 @@ static void setup_buffers(bench_t *b)
     b->rbuf = malloc(rbytes ? rbytes : 1);
     if (!b->sbuf || !b->rbuf) die("out of memory");
     memset(b->rbuf, 0, rbytes ? rbytes : 1);
-
-    switch (b->coll) {
-    case C_BCAST:
-        if (0 == b->rank)
-            for (long i = 0; i < B; i++) b->rbuf[i] = pat(0, 0, i);
-        break;
-    case C_REDUCE:
-    case C_ALLREDUCE: {
-        double *s = (double *)b->sbuf;
-        for (int i = 0; i < b->count; i++) s[i] = (double)b->rank + (double)(i % 13);
-        break;
-    }
-    case C_ALLGATHER:
-        for (long i = 0; i < B; i++) b->sbuf[i] = pat(b->rank, 0, i);
-        break;
-    case C_ALLTOALL:
-        for (int d = 0; d < b->np; d++)
-            for (long i = 0; i < B; i++) b->sbuf[(size_t)d * B + i] = pat(b->rank, d, i);
-        break;
-    default: break;
-    }
+    fill(b, 0);
 }
 
 static void free_buffers(bench_t *b)
@@ -230,19 +244,20 @@ static void free_buffers(bench_t *b)
     b->sbuf = b->rbuf = NULL;
 }
 
-/* Check what the last operation left in the receive buffer. */
-static void verify(bench_t *b)
+/* Check what the last operation, on the inputs of generation g, left in
+ * the receive buffer. */
+static void verify(bench_t *b, int g)
 {
     long bad = -1, B = b->bytes;
     switch (b->coll) {
     case C_BCAST:
-        for (long i = 0; i < B && bad < 0; i++) if (b->rbuf[i] != pat(0, 0, i)) bad = i;
+        for (long i = 0; i < B && bad < 0; i++) if (b->rbuf[i] != pat(0, 0, i, g)) bad = i;
         break;
     case C_REDUCE:
     case C_ALLREDUCE:
         if (C_ALLREDUCE == b->coll || 0 == b->rank) {
             const double *r = (const double *)b->rbuf;
-            double base = 0.5 * b->np * (b->np - 1);
+            double base = 0.5 * b->np * (b->np - 1) + 1000.0 * g * b->np;
             for (int i = 0; i < b->count && bad < 0; i++)
                 if (r[i] != base + (double)b->np * (double)(i % 13)) bad = i;
         }
@@ -250,18 +265,19 @@ static void verify(bench_t *b)
     case C_ALLGATHER:
         for (int s = 0; s < b->np && bad < 0; s++)
             for (long i = 0; i < B && bad < 0; i++)
-                if (b->rbuf[(size_t)s * B + i] != pat(s, 0, i)) bad = (long)s * B + i;
+                if (b->rbuf[(size_t)s * B + i] != pat(s, 0, i, g)) bad = (long)s * B + i;
         break;
     case C_ALLTOALL:
         for (int s = 0; s < b->np && bad < 0; s++)
             for (long i = 0; i < B && bad < 0; i++)
-                if (b->rbuf[(size_t)s * B + i] != pat(s, b->rank, i)) bad = (long)s * B + i;
+                if (b->rbuf[(size_t)s * B + i] != pat(s, b->rank, i, g)) bad = (long)s * B + i;
         break;
     default: break;
     }
     if (bad >= 0) {
-        fprintf(stderr, "pcoll_bench: VERIFY FAILED: impl=%s coll=%s bytes=%ld rank=%d element %ld\n",
-                b->label, coll_names[b->coll], b->bytes, b->rank, bad);
+        fprintf(stderr, "pcoll_bench: VERIFY FAILED: impl=%s coll=%s bytes=%ld rank=%d "
+                "start %s, element %ld\n", b->label, coll_names[b->coll], b->bytes, b->rank,
+                g ? "after the timed loops (new data)" : "1", bad);
         b->verify_failed = 1;
     }
 }
@@ -372,6 +388,8 @@ static void measure(bench_t *b)
     if (!vals) die("out of memory");
     setup_buffers(b);
     if (b->persistent) init_request(b, &b->req);
+    timed_loop(b, 1, 0, 0);
+    verify(b, 0);
 
     /* calibration and warm-up (iteration counts agreed via global_max) */
     timed_loop(b, 2, 0, 0);
@@ -386,7 +404,9 @@ static void measure(bench_t *b)
     for (int k = 0; k < b->batches; k++) vals[k] = global_max(timed_loop(b, iters, 0, 0));
     double t_min = min_of(vals, b->batches);
     double t_med = median_of(vals, b->batches);
-    verify(b);
+    fill(b, 1);
+    timed_loop(b, 1, 0, 0);
+    verify(b, 1);
 
     /* init + free cost */
     double t_init = -1.0;

@@ -37,7 +37,8 @@ typedef struct pnbc_coll_desc_t {
      * (process_vm_readv) instead of the PML.  Set where measured faster,
      * which depends on what the collective does with the data next (np=2,
      * this VM, shm vs pml: alltoall 64 KiB 7.8 vs 10.7 us, 1 MiB 225 vs
-     * 256; but allreduce 1 MiB 314 vs 216 and bcast 64 KiB 6.7 vs 5.7). */
+     * 256; allgather 64 KiB 10.6 vs 12.4 but 1 MiB 234 vs 206; allreduce
+     * 1 MiB 314 vs 216; bcast 64 KiB 6.7 vs 5.7). */
     size_t single_copy_max;
 } pnbc_coll_desc_t;
 
@@ -57,8 +58,8 @@ static pnbc_coll_desc_t coll_table[PNBC_NCOLLS] = {
     PNBC_COLL_INTER(GATHERV, gatherv),
     PNBC_COLL_INTER(SCATTER, scatter),
     PNBC_COLL_INTER(SCATTERV, scatterv),
-    PNBC_COLL_INTER(ALLGATHER, allgather),
-    PNBC_COLL_INTER(ALLGATHERV, allgatherv),
+    PNBC_COLL_INTER_SC(ALLGATHER, allgather, 65536),
+    PNBC_COLL_INTER_SC(ALLGATHERV, allgatherv, 65536),
     PNBC_COLL_INTER_SC(ALLTOALL, alltoall, SIZE_MAX),
     PNBC_COLL_INTER_SC(ALLTOALLV, alltoallv, SIZE_MAX),
     PNBC_COLL_INTER_SC(ALLTOALLW, alltoallw, SIZE_MAX),
