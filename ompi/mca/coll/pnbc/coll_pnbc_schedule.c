@@ -259,6 +259,63 @@ static void sched_drop_empty_rounds(pnbc_schedule_t *s)
     s->nrounds = kept;
 }
 
+static bool is_eager_send(const pnbc_action_t *a)
+{
+    return PNBC_ACT_SEND == a->kind && &pnbc_transport_shm == a->transport;
+}
+
+/* Within each run of consecutive SEND/RECVs of a round, post the SENDs
+ * bound to shm first: such a send is done once its data is in the peer's
+ * box, and the peer gets it sooner than after our receives are posted
+ * (np=2, 8 B allreduce: 0.33 vs 0.37 us).  Receives stay ahead of the
+ * PML's sends, so that an eager message finds its receive posted.  A
+ * stable partition: the order of the sends to any one peer, hence
+ * pair_seq and MPI's matching order, does not change.  Local actions
+ * are not crossed (they may prepare a send or consume a receive).  Runs
+ * before the transports' commit, which keeps pointers to actions. */
+static bool is_comm(const pnbc_action_t *a)
+{
+    return PNBC_ACT_SEND == a->kind || PNBC_ACT_RECV == a->kind;
+}
+
+/* Actions [from, to): eager sends first, the rest after them, stably. */
+static void eager_sends_first(pnbc_action_t *acts, uint32_t from, uint32_t to,
+                              pnbc_action_t *spill)
+{
+    uint32_t front = from, back = 0;
+    for (uint32_t k = from; k < to; ++k) {
+        if (is_eager_send(&acts[k])) {
+            acts[front++] = acts[k];
+        } else {
+            spill[back++] = acts[k];
+        }
+    }
+    memcpy(&acts[front], spill, back * sizeof(*spill));
+}
+
+static int sched_eager_sends_first(pnbc_schedule_t *s)
+{
+    pnbc_action_t *spill = NULL;
+    for (uint32_t r = 0; r < s->nrounds; ++r) {
+        const uint32_t round_end = s->rounds[r].first + s->rounds[r].nactions;
+        for (uint32_t i = s->rounds[r].first; i < round_end;) {
+            uint32_t end = i, neager = 0;
+            while (end < round_end && is_comm(&s->actions[end])) {
+                neager += is_eager_send(&s->actions[end++]);
+            }
+            if (neager > 0 && end - i > neager) {
+                if (NULL == spill && NULL == (spill = malloc(s->nactions * sizeof(*spill)))) {
+                    return OMPI_ERR_OUT_OF_RESOURCE;
+                }
+                eager_sends_first(s->actions, i, end, spill);
+            }
+            i = (end > i) ? end : i + 1;
+        }
+    }
+    free(spill);
+    return OMPI_SUCCESS;
+}
+
 static void resolve(pnbc_span_t *sp, char *const base[PNBC_NBUFS])
 {
     sp->addr = (PNBC_BUF_NONE == sp->ref.buf) ? NULL : base[sp->ref.buf] + sp->ref.disp;
@@ -328,6 +385,9 @@ int pnbc_sched_commit(pnbc_schedule_t *s, const void *sbuf, void *rbuf,
         } else if (PNBC_ACT_COPY == a->kind && OMPI_SUCCESS != bind_copy(a)) {
             return s->error = OMPI_ERR_OUT_OF_RESOURCE;
         }
+    }
+    if (OMPI_SUCCESS != sched_eager_sends_first(s)) {
+        return s->error = OMPI_ERR_OUT_OF_RESOURCE;
     }
     return s->error = pnbc_transport_commit(s, &ch);
 }
