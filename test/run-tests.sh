@@ -178,6 +178,22 @@ run_case conf_gather-shm-single-copy-np3 "$MPIRUN" $(mpiargs 3) $SHM_SMALL_BOX "
 # shellcheck disable=SC2046,SC2086
 run_case conf_gather-shm-stream-np3 "$MPIRUN" $(mpiargs 3) $SHM_SMALL_BOX \
     --mca coll_pnbc_shm_single_copy 0 "$(bin conf_gather)" --quick
+# Reductions folded straight from the shm boxes: reduce streamed in
+# fragments of 1001 bytes (elements split between fragments), allreduce
+# with 64 KiB boxes; every reduce and allreduce algorithm.
+for alg in linear binomial pipeline reduce_scatter_gather; do
+    # shellcheck disable=SC2046
+    run_case "conformance-shm-fold-reduce-$alg-np4" "$MPIRUN" $(mpiargs 4) --mca coll_pnbc_shm_frag_bytes 1024 \
+        --mca coll_pnbc_shm_stream_frag_bytes 1001 --mca coll_pnbc_reduce_algorithm $alg "$(bin conformance)" --quick
+done
+for alg in recursive_doubling rabenseifner ring reduce_bcast; do
+    # shellcheck disable=SC2046
+    run_case "conformance-shm-fold-allreduce-$alg-np3" "$MPIRUN" $(mpiargs 3) --mca coll_pnbc_shm_frag_bytes 65536 \
+        --mca coll_pnbc_allreduce_algorithm $alg "$(bin conformance)" --quick
+done
+# shellcheck disable=SC2046
+run_case conf_reduce_scatter-shm-fold-np3 "$MPIRUN" $(mpiargs 3) --mca coll_pnbc_shm_frag_bytes 1024 \
+    --mca coll_pnbc_shm_stream_frag_bytes 1001 "$(bin conf_reduce_scatter)"
 # shellcheck disable=SC2046,SC2086
 run_case conf_alltoall-shm-refused-np3 "$MPIRUN" $(mpiargs 1) --oversubscribe --mca mpi_yield_when_idle 1 \
     $SHM_SMALL_BOX env OMPI_MCA_coll_pnbc_shm_single_copy=0 "$(bin conf_alltoall)" : -np 2 "$(bin conf_alltoall)"

@@ -42,8 +42,10 @@ typedef struct mca_coll_pnbc_component_t {
     int segsize;        /* default pipeline segment, bytes (0: algorithm's own) */
     int shm;            /* shm transport on (coll_pnbc_shm) */
     int shm_max_bytes;  /* largest message it carries (coll_pnbc_shm_max_bytes) */
-    int shm_frag_bytes; /* larger messages stream through a ring of boxes
-                           this big (coll_pnbc_shm_frag_bytes) */
+    int shm_frag_bytes; /* messages up to this size take one box
+                           (coll_pnbc_shm_frag_bytes) */
+    int shm_stream_frag_bytes; /* larger ones stream through boxes this
+                                  big (coll_pnbc_shm_stream_frag_bytes) */
     int shm_single_copy;/* ...or go in one copy, process_vm_readv */
 
     /* Requests that are started and not yet complete (intrusive list

@@ -39,9 +39,8 @@ void mca_coll_pnbc_select_close(void);
  * intercommunicators? */
 bool mca_coll_pnbc_implemented(pnbc_coll_t coll, bool inter);
 const char *mca_coll_pnbc_coll_name(pnbc_coll_t coll);
-/* Largest on-node message of this collective that the shm transport
- * carries in one copy (see coll_pnbc_select.c); 0: only box-sized ones. */
-size_t mca_coll_pnbc_single_copy_max(pnbc_coll_t coll);
+/* How this collective's large on-node messages travel (coll_pnbc_select.c). */
+pnbc_large_msgs_t mca_coll_pnbc_large_msgs(pnbc_coll_t coll);
 void mca_coll_pnbc_select_register(void);
 
 /*

@@ -84,7 +84,7 @@ static void exec_begin_round(pnbc_exec_t *x)
 {
     const pnbc_round_t *r = &x->sched->rounds[x->round];
     pnbc_action_t *a = &x->sched->actions[r->first];
-    const pnbc_channel_t ch = { x->comm, x->tag, 0 };
+    const pnbc_channel_t ch = { x->comm, x->tag, { 0, false } };
     int rc;
 
     x->pending = 0;
@@ -94,8 +94,10 @@ static void exec_begin_round(pnbc_exec_t *x)
             if (OMPI_SUCCESS == rc) {
                 x->pending++;
             }
-        } else {
+        } else if (!a->folded) {
             rc = exec_local(a);
+        } else {
+            rc = OMPI_SUCCESS;      /* done by the transport of a RECV */
         }
         if (OPAL_UNLIKELY(OMPI_SUCCESS != rc) && OMPI_SUCCESS == x->error) {
             x->error = rc;

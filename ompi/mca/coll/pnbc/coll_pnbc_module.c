@@ -149,7 +149,7 @@ int mca_coll_pnbc_coll_init(pnbc_coll_args_t *args, struct ompi_info_t *info,
     req->algorithm = alg->name;
 
     alg->build(&req->sched, args);
-    req->sched.single_copy_max = mca_coll_pnbc_single_copy_max(args->coll);
+    req->sched.large = mca_coll_pnbc_large_msgs(args->coll);
     int rc = pnbc_sched_commit(&req->sched, args->sbuf, args->rbuf, args->comm, req->exec.tag);
     if (OMPI_SUCCESS == rc) {
         rc = retain_objects(req, args);

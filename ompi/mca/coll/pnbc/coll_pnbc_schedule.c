@@ -316,6 +316,127 @@ static int sched_eager_sends_first(pnbc_schedule_t *s)
     return OMPI_SUCCESS;
 }
 
+/* The bytes a resolved span touches: [*lo, *hi). */
+static void span_range(const pnbc_span_t *sp, const char **lo, const char **hi)
+{
+    *lo = *hi = sp->addr;
+    if (NULL == sp->addr || NULL == sp->dtype || 0 == sp->count) {
+        return;
+    }
+    ptrdiff_t lb, extent, true_lb, true_extent;
+    ompi_datatype_get_extent(sp->dtype, &lb, &extent);
+    ompi_datatype_get_true_extent(sp->dtype, &true_lb, &true_extent);
+    *lo = (const char *) sp->addr + true_lb;
+    *hi = *lo + true_extent + (ptrdiff_t) (sp->count - 1) * extent;
+}
+
+static bool spans_overlap(const pnbc_span_t *x, const pnbc_span_t *y)
+{
+    const char *xlo, *xhi, *ylo, *yhi;
+    span_range(x, &xlo, &xhi);
+    span_range(y, &ylo, &yhi);
+    return xlo < xhi && ylo < yhi && xlo < yhi && ylo < xhi;
+}
+
+static bool span_eq(const pnbc_span_t *x, const pnbc_span_t *y)
+{
+    return x->addr == y->addr && x->count == y->count && x->dtype == y->dtype;
+}
+
+/* Does action b write / read or write any byte of span sp? */
+static bool action_writes(const pnbc_action_t *b, const pnbc_span_t *sp)
+{
+    return PNBC_ACT_SEND != b->kind && spans_overlap(&b->buf, sp);
+}
+
+static bool action_touches(const pnbc_action_t *b, const pnbc_span_t *sp)
+{
+    return spans_overlap(&b->buf, sp) ||
+           ((PNBC_ACT_REDUCE == b->kind || PNBC_ACT_COPY == b->kind) && spans_overlap(&b->src, sp));
+}
+
+/* Elements a fold can take a fragment at a time: one contiguous run of
+ * equal, gap-free elements (a fragment may end inside one; the transport
+ * keeps the part, up to 64 bytes). */
+static bool foldable_type(const pnbc_span_t *sp)
+{
+    ptrdiff_t lb, extent, true_lb, true_extent;
+    if (NULL == sp->dtype || 0 == sp->count ||
+        !ompi_datatype_is_contiguous_memory_layout(sp->dtype, sp->count)) {
+        return false;
+    }
+    ompi_datatype_get_extent(sp->dtype, &lb, &extent);
+    ompi_datatype_get_true_extent(sp->dtype, &true_lb, &true_extent);
+    return 0 == lb && 0 == true_lb && (size_t) extent == sp->dtype->super.size &&
+           true_extent == extent && extent > 0 && extent <= 64;
+}
+
+/* May the REDUCE x at the head of round r+1 happen while RECV a of
+ * round r arrives, fragment by fragment?  x either folds the message into
+ * an accumulator (src = a's landing zone, which is then never written:
+ * it must be dead) or folds an operand into the message (buf = a's
+ * landing zone).  Nothing else of round r may touch the accumulator, or
+ * write the operand, and nothing of round r+1 before x may touch
+ * either. */
+static bool fold_ok(const pnbc_schedule_t *s, uint32_t r, const pnbc_action_t *a,
+                    const pnbc_action_t *x)
+{
+    const bool into_acc = span_eq(&x->src, &a->buf);
+    if (!(into_acc || span_eq(&x->buf, &a->buf)) || x->src.count != x->buf.count ||
+        x->src.dtype != x->buf.dtype || !foldable_type(&x->buf) ||
+        spans_overlap(&x->src, &x->buf)) {
+        return false;
+    }
+    const pnbc_span_t *other = into_acc ? &x->buf : &x->src;
+    const pnbc_round_t *now = &s->rounds[r], *next = &s->rounds[r + 1];
+    for (uint32_t i = now->first; i < now->first + now->nactions; ++i) {
+        const pnbc_action_t *b = &s->actions[i];
+        if (b != a && (into_acc ? action_touches(b, other) : action_writes(b, other))) {
+            return false;
+        }
+    }
+    for (const pnbc_action_t *b = &s->actions[next->first]; b != x; ++b) {
+        if (action_touches(b, other) || action_touches(b, &a->buf)) {
+            return false;
+        }
+    }
+    if (!into_acc) {
+        return true;
+    }
+    /* The landing zone stays empty: its next user must overwrite it. */
+    for (const pnbc_action_t *b = x + 1; b < &s->actions[s->nactions]; ++b) {
+        if (action_touches(b, &a->buf)) {
+            return PNBC_ACT_RECV == b->kind && span_eq(&b->buf, &a->buf);
+        }
+    }
+    return true;
+}
+
+/* Offer each shm RECV the REDUCE that consumes it, for its transport to
+ * fold straight from the shared boxes (saving the copy out of them). */
+static void find_folds(pnbc_schedule_t *s)
+{
+    for (uint32_t r = 0; r + 1 < s->nrounds; ++r) {
+        const pnbc_round_t *now = &s->rounds[r], *next = &s->rounds[r + 1];
+        for (uint32_t i = now->first; i < now->first + now->nactions; ++i) {
+            pnbc_action_t *a = &s->actions[i];
+            if (PNBC_ACT_RECV != a->kind || &pnbc_transport_shm != a->transport) {
+                continue;
+            }
+            for (uint32_t j = next->first; j < next->first + next->nactions; ++j) {
+                pnbc_action_t *x = &s->actions[j];
+                if (PNBC_ACT_SEND == x->kind || PNBC_ACT_RECV == x->kind) {
+                    break;
+                }
+                if (PNBC_ACT_REDUCE == x->kind && !x->folded && NULL == a->fold &&
+                    fold_ok(s, r, a, x)) {
+                    a->fold = x;
+                }
+            }
+        }
+    }
+}
+
 static void resolve(pnbc_span_t *sp, char *const base[PNBC_NBUFS])
 {
     sp->addr = (PNBC_BUF_NONE == sp->ref.buf) ? NULL : base[sp->ref.buf] + sp->ref.disp;
@@ -353,7 +474,7 @@ static int number_pair_messages(pnbc_schedule_t *s)
 int pnbc_sched_commit(pnbc_schedule_t *s, const void *sbuf, void *rbuf,
                       ompi_communicator_t *comm, int tag)
 {
-    const pnbc_channel_t ch = { comm, tag, s->single_copy_max };
+    const pnbc_channel_t ch = { comm, tag, s->large };
 
     if (OMPI_SUCCESS != s->error) {
         return s->error;
@@ -389,5 +510,6 @@ int pnbc_sched_commit(pnbc_schedule_t *s, const void *sbuf, void *rbuf,
     if (OMPI_SUCCESS != sched_eager_sends_first(s)) {
         return s->error = OMPI_ERR_OUT_OF_RESOURCE;
     }
+    find_folds(s);
     return s->error = pnbc_transport_commit(s, &ch);
 }

@@ -69,6 +69,7 @@ static inline pnbc_ref_t pnbc_ref_shift(pnbc_ref_t r, ptrdiff_t bytes)
 
 #define PNBC_REF_NONE pnbc_ref(PNBC_BUF_NONE, 0)
 
+
 /* A typed region: `count` elements of `dtype` starting at `ref`. */
 typedef struct pnbc_span_t {
     pnbc_ref_t ref;
@@ -112,6 +113,13 @@ typedef struct pnbc_action_t {
      * itself, or a temporary when neither side is contiguous. */
     struct opal_convertor_t *pack, *unpack;
     pnbc_span_t staging;
+
+    /* RECV: a REDUCE at the head of the next round that consumes this
+     * message and that the transport may carry out as the data arrives,
+     * straight from its own buffers (found at commit: find_folds());
+     * REDUCE: `folded`, that transport does it, the executor skips it. */
+    struct pnbc_action_t *fold;
+    bool folded;
 } pnbc_action_t;
 
 typedef struct pnbc_round_t {
@@ -120,6 +128,17 @@ typedef struct pnbc_round_t {
     uint32_t ncomm;     /* how many of them are SEND/RECV */
 } pnbc_round_t;
 
+/* How a collective's on-node messages larger than one shm box travel;
+ * chosen per collective, so the same on every rank (see
+ * mca_coll_pnbc_large_msgs()). */
+typedef struct pnbc_large_msgs_t {
+    size_t shm_max;     /* up to this many bytes through the shm transport
+                           (0: none, all through the PML) */
+    bool single_copy;   /* offered for process_vm_readv, else streamed
+                           through boxes (and folded into a reduction
+                           straight from them where the schedule allows) */
+} pnbc_large_msgs_t;
+
 typedef struct pnbc_schedule_t {
     pnbc_round_t *rounds;
     uint32_t nrounds, rounds_cap;
@@ -127,8 +146,7 @@ typedef struct pnbc_schedule_t {
     uint32_t nactions, actions_cap;
 
     bool local_peers;   /* builder state: see pnbc_sched_local_peers() */
-    size_t single_copy_max; /* set before commit, the same on every
-                               rank: see mca_coll_pnbc_single_copy_max() */
+    pnbc_large_msgs_t large;    /* set before commit */
     size_t tmp_size;    /* bytes reserved by pnbc_sched_tmp() */
     void *tmp;          /* allocated by pnbc_sched_commit() */
     int error;          /* first builder error (sticky) */

@@ -32,37 +32,43 @@ typedef struct pnbc_coll_desc_t {
     const pnbc_algorithm_t *algorithms;         /* intracommunicators */
     const pnbc_algorithm_t *inter_algorithms;   /* intercommunicators */
     int forced;     /* MCA parameter: 0 = automatic, i = algorithms[i-1] */
-    /* On-node messages larger than a shm box (coll_pnbc_shm_frag_bytes)
-     * and up to this many bytes go through the shm transport in one copy
-     * (process_vm_readv) instead of the PML.  Set where measured faster,
-     * which depends on what the collective does with the data next (np=2,
-     * this VM, shm vs pml: alltoall 64 KiB 7.8 vs 10.7 us, 1 MiB 225 vs
-     * 256; allgather 64 KiB 10.6 vs 12.4 but 1 MiB 234 vs 206; allreduce
-     * 1 MiB 314 vs 216; bcast 64 KiB 6.7 vs 5.7). */
-    size_t single_copy_max;
+    /* On-node messages larger than a shm box (coll_pnbc_shm_frag_bytes):
+     * through the PML, or through the shm transport in one copy
+     * (process_vm_readv) or streamed (and folded into reductions straight
+     * from the boxes).  Set where measured faster, which depends on what
+     * the collective does with the data next (np=2, this VM, shm vs pml:
+     * alltoall 64 KiB 7.8 vs 10.7 us, 1 MiB 225 vs 256; allgather 64 KiB
+     * 10.6 vs 12.4 but 1 MiB 234 vs 206; bcast 64 KiB 6.7 vs 5.7; reduce,
+     * streamed and folded at the root: 64 KiB 5.4 vs 9.8, 1 MiB 141 vs
+     * 194, 4 MiB 631 vs 692; but allreduce, where both sides fold at once,
+     * 128 KiB 21 vs 17, 1 MiB 205 vs 181, and single copy 314 vs 216). */
+    pnbc_large_msgs_t large;
 } pnbc_coll_desc_t;
 
 static const pnbc_algorithm_t none[] = { { NULL, NULL, NULL } };
 
-#define PNBC_COLL(id, coll) [PNBC_##id] = { #coll, pnbc_##coll##_algorithms, none, 0, 0 }
-#define PNBC_COLL_INTER_SC(id, coll, single_copy_max) \
-    [PNBC_##id] = { #coll, pnbc_##coll##_algorithms, pnbc_inter_##coll##_algorithms, 0, \
-                    single_copy_max }
-#define PNBC_COLL_INTER(id, coll) PNBC_COLL_INTER_SC(id, coll, 0)
+#define PML_ONLY { 0, false }
+#define SINGLE_COPY(max) { max, true }
+#define STREAMED { SIZE_MAX, false }
+#define PNBC_COLL_L(id, coll, large) [PNBC_##id] = { #coll, pnbc_##coll##_algorithms, none, 0, large }
+#define PNBC_COLL(id, coll) PNBC_COLL_L(id, coll, PML_ONLY)
+#define PNBC_COLL_INTER_L(id, coll, large) \
+    [PNBC_##id] = { #coll, pnbc_##coll##_algorithms, pnbc_inter_##coll##_algorithms, 0, large }
+#define PNBC_COLL_INTER(id, coll) PNBC_COLL_INTER_L(id, coll, PML_ONLY)
 static pnbc_coll_desc_t coll_table[PNBC_NCOLLS] = {
     PNBC_COLL_INTER(BARRIER, barrier),
     PNBC_COLL_INTER(BCAST, bcast),
-    PNBC_COLL_INTER(REDUCE, reduce),
+    PNBC_COLL_INTER_L(REDUCE, reduce, STREAMED),
     PNBC_COLL_INTER(ALLREDUCE, allreduce),
     PNBC_COLL_INTER(GATHER, gather),
     PNBC_COLL_INTER(GATHERV, gatherv),
     PNBC_COLL_INTER(SCATTER, scatter),
     PNBC_COLL_INTER(SCATTERV, scatterv),
-    PNBC_COLL_INTER_SC(ALLGATHER, allgather, 65536),
-    PNBC_COLL_INTER_SC(ALLGATHERV, allgatherv, 65536),
-    PNBC_COLL_INTER_SC(ALLTOALL, alltoall, SIZE_MAX),
-    PNBC_COLL_INTER_SC(ALLTOALLV, alltoallv, SIZE_MAX),
-    PNBC_COLL_INTER_SC(ALLTOALLW, alltoallw, SIZE_MAX),
+    PNBC_COLL_INTER_L(ALLGATHER, allgather, SINGLE_COPY(65536)),
+    PNBC_COLL_INTER_L(ALLGATHERV, allgatherv, SINGLE_COPY(65536)),
+    PNBC_COLL_INTER_L(ALLTOALL, alltoall, SINGLE_COPY(SIZE_MAX)),
+    PNBC_COLL_INTER_L(ALLTOALLV, alltoallv, SINGLE_COPY(SIZE_MAX)),
+    PNBC_COLL_INTER_L(ALLTOALLW, alltoallw, SINGLE_COPY(SIZE_MAX)),
     PNBC_COLL_INTER(REDUCE_SCATTER, reduce_scatter),
     PNBC_COLL_INTER(REDUCE_SCATTER_BLOCK, reduce_scatter_block),
     PNBC_COLL(SCAN, scan),
@@ -74,8 +80,12 @@ static pnbc_coll_desc_t coll_table[PNBC_NCOLLS] = {
     PNBC_COLL(NEIGHBOR_ALLTOALLW, neighbor_alltoallw),
 };
 #undef PNBC_COLL
+#undef PNBC_COLL_L
 #undef PNBC_COLL_INTER
-#undef PNBC_COLL_INTER_SC
+#undef PNBC_COLL_INTER_L
+#undef PML_ONLY
+#undef SINGLE_COPY
+#undef STREAMED
 
 static const pnbc_algorithm_t *algorithms_for(const pnbc_coll_desc_t *d, bool inter)
 {
@@ -92,9 +102,9 @@ const char *mca_coll_pnbc_coll_name(pnbc_coll_t coll)
     return coll_table[coll].name;
 }
 
-size_t mca_coll_pnbc_single_copy_max(pnbc_coll_t coll)
+pnbc_large_msgs_t mca_coll_pnbc_large_msgs(pnbc_coll_t coll)
 {
-    return coll_table[coll].single_copy_max;
+    return coll_table[coll].large;
 }
 
 static bool usable(const pnbc_algorithm_t *alg, const pnbc_coll_args_t *a)

@@ -32,7 +32,7 @@ BEGIN_C_DECLS
 typedef struct pnbc_channel_t {
     ompi_communicator_t *comm;
     int tag;
-    size_t single_copy_max; /* at bind: pnbc_schedule_t.single_copy_max */
+    pnbc_large_msgs_t large;    /* at bind: pnbc_schedule_t.large */
 } pnbc_channel_t;
 
 typedef struct pnbc_transport_t {

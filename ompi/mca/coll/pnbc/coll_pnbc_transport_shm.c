@@ -123,6 +123,7 @@
 #define SHM_DEEP_BYTES  1024    /* ...up to this size, else 2 */
 #define SHM_STREAM_DEPTH 4      /* boxes per slot of a streamed message */
 #define SHM_FRAG_MIN    1024
+#define SHM_STREAM_FRAG_MIN 256 /* > the largest element a fold carries */
 
 /* ------------------------------------------------------------------ */
 /* File layout                                                        */
@@ -208,7 +209,9 @@ static shm_shape_t slot_shape(size_t bytes)
     if (bytes <= frag) {
         return (shm_shape_t) { bytes, 2 };
     }
-    return (shm_shape_t) { frag, SHM_STREAM_DEPTH };
+    const int stream = mca_coll_pnbc_component.shm_stream_frag_bytes;
+    return (shm_shape_t) { (stream < SHM_STREAM_FRAG_MIN) ? SHM_STREAM_FRAG_MIN : (size_t) stream,
+                           SHM_STREAM_DEPTH };
 }
 
 
@@ -252,6 +255,14 @@ typedef struct shm_action_t {
     opal_convertor_t *conv; /* non-contiguous data, prepared at bind */
     bool fallback;          /* the receiver has no file: pml, see below */
     ompi_request_t *req;    /* its PML request then */
+    bool may_offer;         /* sender: the collective takes single copy */
+    /* Receiver folding the message into a reduction (see recv_fold()). */
+    ompi_op_t *fold_op;     /* NULL: copy the data out */
+    ompi_datatype_t *fold_dtype;
+    size_t fold_elsize;
+    char *fold_acc;         /* acc = data (op) acc, or */
+    char *fold_operand;     /* landing = operand (op) data */
+    char carry[64];         /* an element split between two fragments */
 } shm_action_t;
 
 /* ------------------------------------------------------------------ */
@@ -482,7 +493,7 @@ static bool shm_bind(pnbc_action_t *a, const pnbc_channel_t *ch)
      * SEND has the type signature of its RECV. */
     const int max_bytes = mca_coll_pnbc_component.shm_max_bytes;
     if (max_bytes < 0 || bytes > (size_t) max_bytes || !shm_peer_ok(a, ch) ||
-        (bytes > shm_frag_size() && bytes > ch->single_copy_max)) {
+        (bytes > shm_frag_size() && bytes > ch->large.shm_max)) {
         return false;
     }
     /* From here on the action is ours whatever happens: the peer takes
@@ -494,6 +505,7 @@ static bool shm_bind(pnbc_action_t *a, const pnbc_channel_t *ch)
     }
     t->bytes = bytes;
     t->ch = *ch;
+    t->may_offer = ch->large.single_copy;
     if (bytes > 0) {
         if (ompi_datatype_is_contiguous_memory_layout(a->buf.dtype, a->buf.count)) {
             ptrdiff_t true_lb, true_extent;
@@ -542,6 +554,26 @@ static void slot_attach(shm_action_t *t, char *slot, uint64_t frag, uint64_t dep
     t->box_size = shm_box_size(frag);
     t->depth = depth;
     t->frag = frag;
+}
+
+/* Receiver: do the REDUCE that consumes this message (a->fold, see
+ * find_folds()) while copying the message out of the boxes -- instead of
+ * copying it to its landing zone and reducing it in the next round. */
+static void recv_take_fold(pnbc_action_t *a, shm_action_t *t)
+{
+    pnbc_action_t *x = a->fold;
+    if (NULL == x) {
+        return;
+    }
+    t->fold_op = x->op;
+    t->fold_dtype = x->buf.dtype;
+    t->fold_elsize = x->buf.dtype->super.size;
+    if (x->src.addr == a->buf.addr) {
+        t->fold_acc = x->buf.addr;
+    } else {
+        t->fold_operand = x->src.addr;
+    }
+    x->folded = true;
 }
 
 /* Write the whole file under a temporary name, then rename it into
@@ -610,6 +642,7 @@ static shm_region_t *recv_file_create(pnbc_schedule_t *s, const char *dir,
         table[k].depth = shape.depth;
         table[k].frag = shape.frag;
         slot_attach(t, (char *) base + offset, shape.frag, shape.depth);  /* zeroed */
+        recv_take_fold(a, t);
         t->region = r;
         r->refs++;
         offset += shm_slot_size(shape.frag, shape.depth);
@@ -742,14 +775,15 @@ static int shm_commit(pnbc_schedule_t *s, const pnbc_channel_t *ch)
         rc = shm_commit_sends(s, ch);
     }
     if (mca_coll_pnbc_component.verbose >= 2) {
-        uint32_t nsend = 0, nrecv = 0;
+        uint32_t nsend = 0, nrecv = 0, nfold = 0;
         for (uint32_t i = 0; i < s->nactions; ++i) {
             nsend += is_shm(&s->actions[i], PNBC_ACT_SEND);
             nrecv += is_shm(&s->actions[i], PNBC_ACT_RECV);
+            nfold += s->actions[i].folded;
         }
-        opal_output(0, "coll:pnbc: shm cid %u tag %d rank %d: %u sends, %u receives",
-                    (unsigned) ch->comm->c_contextid, ch->tag, ompi_comm_rank(ch->comm),
-                    nsend, nrecv);
+        opal_output(0, "coll:pnbc: shm cid %u tag %d rank %d: %u sends, %u receives "
+                    "(%u folded into a reduction)", (unsigned) ch->comm->c_contextid, ch->tag,
+                    ompi_comm_rank(ch->comm), nsend, nrecv, nfold);
     }
     return rc;
 }
@@ -858,9 +892,10 @@ static bool send_attach(pnbc_action_t *a, shm_action_t *t)
         t->done = true;
         return false;
     }
-    /* Single copy for messages too big for one box, in one piece. */
-    t->offer = mca_coll_pnbc_component.shm_single_copy && NULL != t->flat &&
-               t->bytes > t->frag && t->bytes == t->capacity;
+    /* Single copy for large messages in one piece, where the collective
+     * takes it. */
+    t->offer = mca_coll_pnbc_component.shm_single_copy && t->may_offer && NULL != t->flat &&
+               t->bytes > shm_frag_size() && t->bytes == t->capacity;
     return true;
 }
 
@@ -1011,6 +1046,7 @@ static bool recv_take_offer(shm_action_t *t, shm_box_t *box, uint64_t q)
         bytes = 0;
     }
     const bool read = mca_coll_pnbc_component.shm_single_copy && !t->slot->refused &&
+                      NULL == t->fold_op &&
                       (NULL != t->flat ? recv_read_flat(t, &o, bytes)
                                        : recv_read_packed(t, &o, bytes, box->data));
     if (OPAL_UNLIKELY(!read)) {
@@ -1020,6 +1056,43 @@ static bool recv_take_offer(shm_action_t *t, shm_box_t *box, uint64_t q)
     __atomic_store_n(&t->slot->consumed, q, __ATOMIC_RELEASE);
     t->q = q;
     return read;
+}
+
+/* Fold `n` whole elements that start `at` bytes into the message. */
+static void fold_elements(shm_action_t *t, const char *data, uint64_t at, uint64_t n)
+{
+    if (NULL != t->fold_acc) {
+        ompi_op_reduce(t->fold_op, (void *) data, t->fold_acc + at, (int) n, t->fold_dtype);
+    } else {
+        /* landing = operand (op) data; for a user op the 3-buffer form
+         * computes source2 (op) source1 */
+        ompi_3buff_op_reduce(t->fold_op, (void *) data, t->fold_operand + at,
+                             (char *) t->flat + at, (int) n, t->fold_dtype);
+    }
+}
+
+/* Receiver: reduce the fragment's data into the result straight from the
+ * box.  A fragment may end inside an element (a sender's convertor packs
+ * whole primitives only): its first bytes wait in t->carry. */
+static void recv_fold(shm_action_t *t, const char *data, uint64_t len)
+{
+    const uint64_t el = t->fold_elsize;
+    const uint64_t partial = t->moved % el;
+    uint64_t used = 0;
+    if (partial > 0) {
+        used = (el - partial < len) ? el - partial : len;
+        memcpy(t->carry + partial, data, used);
+        if (partial + used == el) {
+            fold_elements(t, t->carry, t->moved - partial, 1);
+        }
+    }
+    const uint64_t whole = (len - used) / el;
+    if (whole > 0) {
+        fold_elements(t, data + used, t->moved + used, whole);
+        used += whole * el;
+    }
+    memcpy(t->carry, data + used, len - used);
+    t->moved += len;
 }
 
 /* Receiver: take the fragments that are there; t->done after the last. */
@@ -1042,6 +1115,8 @@ static void recv_progress(shm_action_t *t)
         const bool last = box->last;
         if (OPAL_UNLIKELY(len > t->frag || t->moved + len > t->bytes)) {
             t->err = MPI_ERR_TRUNCATE;      /* also SHM_TRUNCATED */
+        } else if (NULL != t->fold_op) {
+            recv_fold(t, box->data, len);
         } else if (NULL != t->flat) {
             memcpy(t->flat + t->moved, box->data, len);
             t->moved += len;
