@@ -119,6 +119,21 @@ def wrong_cells(errors):
     return bad
 
 
+def summarize_errors(errors):
+    """One line per distinct problem, with how often it happened (ranks and
+    rounds repeat the same failure)."""
+    counts, order = {}, []
+    for e in errors:
+        key = re.sub(r" rank=\d+", "", e)
+        key = re.sub(r": round \d+ ", ": ", key)
+        key = re.sub(r", element \d+", "", key)
+        if key not in counts:
+            order.append(key)
+            counts[key] = 0
+        counts[key] += 1
+    return ["%s  (%d times)" % (k, counts[k]) if counts[k] > 1 else k for k in order]
+
+
 def write_md(res, path, meta, errors):
     wrong = wrong_cells(errors)
     impls = sorted({k[0] for k in res}, key=impl_key)
@@ -139,7 +154,7 @@ def write_md(res, path, meta, errors):
     if errors:
         out.append("> **Data check failures** (the received data was wrong; those numbers are void, "
                    "marked ✗ in the table and left out of the best-peer ratio):\n")
-        for e in errors:
+        for e in summarize_errors(errors):
             out.append(">     " + e)
         out.append("")
     out.append("Implementations:\n")

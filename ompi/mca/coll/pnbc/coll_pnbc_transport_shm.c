@@ -119,8 +119,7 @@
                                    prefetcher moves them as a pair */
 #define SHM_TRUNCATED   UINT64_MAX  /* len: the message did not fit */
 #define SHM_OFFER       (UINT64_MAX - 1)  /* len: the box holds a shm_offer_t */
-#define SHM_DEEP        8       /* boxes per slot for small messages... */
-#define SHM_DEEP_BYTES  1024    /* ...up to this size, else 2 */
+#define SHM_DEEP        8       /* boxes per slot for one-box messages */
 #define SHM_STREAM_DEPTH 4      /* boxes per slot of a streamed message */
 #define SHM_FRAG_MIN    1024
 #define SHM_STREAM_FRAG_MIN 256 /* > the largest element a fold carries */
@@ -184,16 +183,17 @@ typedef struct shm_shape_t {
 } shm_shape_t;
 
 /* The receiver's choice of boxes for a message of `bytes` (the sender
- * reads it from the file).  Two boxes let a sender start message n
+ * reads it from the file).  Several boxes let a sender start message n
  * while its receiver is still reading n-1: in an exchange (allreduce)
  * each side finishes as soon as it has the other's message, so with one
  * box the faster one would wait for the slower one's read at its next
- * start, a cache-line round trip on the critical path.  Small messages
- * get more, so a root repeating a bcast runs ahead as it would over an
- * eager PML protocol (np=2, bcast in a loop: 8 B 0.18 us with 8 boxes
- * vs 0.40 with 1, 4 KiB 1.1 us with 2 vs 2.0 with 1).  Messages above
- * coll_pnbc_shm_frag_bytes stream through a few boxes of that size, so
- * a slot's memory does not grow with the message. */
+ * start, a cache-line round trip on the critical path; and a root
+ * repeating a bcast runs ahead as it would over an eager PML protocol
+ * (np=2, bcast in a loop: 8 B 0.18 us with 8 boxes vs 0.40 with 1; 4 KiB
+ * 0.64 with 8, 0.85 with 2, 2.0 with 1; 16 KiB 1.8 with 8, 2.4 with 2).
+ * Larger messages stream through a few boxes of
+ * coll_pnbc_shm_stream_frag_bytes, so a slot's memory does not grow with
+ * the message. */
 static size_t shm_frag_size(void)
 {
     const int frag = mca_coll_pnbc_component.shm_frag_bytes;
@@ -203,11 +203,8 @@ static size_t shm_frag_size(void)
 static shm_shape_t slot_shape(size_t bytes)
 {
     const size_t frag = shm_frag_size();
-    if (bytes <= SHM_DEEP_BYTES) {
-        return (shm_shape_t) { bytes, SHM_DEEP };
-    }
     if (bytes <= frag) {
-        return (shm_shape_t) { bytes, 2 };
+        return (shm_shape_t) { bytes, SHM_DEEP };
     }
     const int stream = mca_coll_pnbc_component.shm_stream_frag_bytes;
     return (shm_shape_t) { (stream < SHM_STREAM_FRAG_MIN) ? SHM_STREAM_FRAG_MIN : (size_t) stream,
