@@ -47,7 +47,7 @@ mca_coll_pnbc_component_t mca_coll_pnbc_component = {
     .segsize = 0,
     .shm = 1,
     .shm_max_bytes = INT_MAX,
-    .shm_frag_bytes = 16384,
+    .shm_frag_bytes = 0,
     .shm_stream_frag_bytes = 131072,
     .shm_single_copy = 1,
 };
@@ -86,11 +86,12 @@ static int pnbc_register(void)
         MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_5,
         MCA_BASE_VAR_SCOPE_ALL_EQ, &c->shm_max_bytes);
     (void) mca_base_component_var_register(&c->super.collm_version, "shm_frag_bytes",
-        "Shared memory transport: messages up to this size go through one box "
-        "(copy in, copy out); larger ones, for the collectives that take them, are "
-        "read straight from the sender's buffer (coll_pnbc_shm_single_copy) or stream "
-        "through boxes of coll_pnbc_shm_stream_frag_bytes (minimum 1024). Must be the "
-        "same on all processes",
+        "Shared memory transport: messages up to this size go through one box (copy "
+        "in, copy out); larger ones, for the collectives that take them, are read "
+        "straight from the sender's buffer (coll_pnbc_shm_single_copy) or stream "
+        "through boxes of coll_pnbc_shm_stream_frag_bytes. 0: each collective's own "
+        "measured size (16 KiB, 64 KiB for bcast, reduce and allreduce); else at least "
+        "1024. Must be the same on all processes",
         MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_5,
         MCA_BASE_VAR_SCOPE_ALL_EQ, &c->shm_frag_bytes);
     /* Only the receiver reads this one (its file tells the sender). */

@@ -84,7 +84,7 @@ static void exec_begin_round(pnbc_exec_t *x)
 {
     const pnbc_round_t *r = &x->sched->rounds[x->round];
     pnbc_action_t *a = &x->sched->actions[r->first];
-    const pnbc_channel_t ch = { x->comm, x->tag, { 0, false } };
+    const pnbc_channel_t ch = { x->comm, x->tag, { 0, 0, false } };
     int rc;
 
     x->pending = 0;

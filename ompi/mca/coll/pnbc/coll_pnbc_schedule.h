@@ -128,12 +128,13 @@ typedef struct pnbc_round_t {
     uint32_t ncomm;     /* how many of them are SEND/RECV */
 } pnbc_round_t;
 
-/* How a collective's on-node messages larger than one shm box travel;
- * chosen per collective, so the same on every rank (see
- * mca_coll_pnbc_large_msgs()). */
+/* How a collective's on-node messages travel by size; chosen per
+ * collective, so the same on every rank (see mca_coll_pnbc_large_msgs()). */
 typedef struct pnbc_large_msgs_t {
-    size_t shm_max;     /* up to this many bytes through the shm transport
-                           (0: none, all through the PML) */
+    size_t box_max;     /* on-node messages up to this size go through one
+                           shm box (unless coll_pnbc_shm_frag_bytes says) */
+    size_t shm_max;     /* larger ones up to this many bytes through the shm
+                           transport too (0: none, all through the PML) */
     bool single_copy;   /* offered for process_vm_readv, else streamed
                            through boxes (and folded into a reduction
                            straight from them where the schedule allows) */

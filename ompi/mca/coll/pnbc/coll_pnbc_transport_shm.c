@@ -177,41 +177,6 @@ static size_t shm_slot_size(size_t frag, size_t depth)
     return sizeof(shm_slot_t) + depth * shm_box_size(frag);
 }
 
-typedef struct shm_shape_t {
-    size_t frag;            /* bytes per box */
-    size_t depth;           /* boxes, a power of two */
-} shm_shape_t;
-
-/* The receiver's choice of boxes for a message of `bytes` (the sender
- * reads it from the file).  Several boxes let a sender start message n
- * while its receiver is still reading n-1: in an exchange (allreduce)
- * each side finishes as soon as it has the other's message, so with one
- * box the faster one would wait for the slower one's read at its next
- * start, a cache-line round trip on the critical path; and a root
- * repeating a bcast runs ahead as it would over an eager PML protocol
- * (np=2, bcast in a loop: 8 B 0.18 us with 8 boxes vs 0.40 with 1; 4 KiB
- * 0.64 with 8, 0.85 with 2, 2.0 with 1; 16 KiB 1.8 with 8, 2.4 with 2).
- * Larger messages stream through a few boxes of
- * coll_pnbc_shm_stream_frag_bytes, so a slot's memory does not grow with
- * the message. */
-static size_t shm_frag_size(void)
-{
-    const int frag = mca_coll_pnbc_component.shm_frag_bytes;
-    return (frag < SHM_FRAG_MIN) ? SHM_FRAG_MIN : (size_t) frag;
-}
-
-static shm_shape_t slot_shape(size_t bytes)
-{
-    const size_t frag = shm_frag_size();
-    if (bytes <= frag) {
-        return (shm_shape_t) { bytes, SHM_DEEP };
-    }
-    const int stream = mca_coll_pnbc_component.shm_stream_frag_bytes;
-    return (shm_shape_t) { (stream < SHM_STREAM_FRAG_MIN) ? SHM_STREAM_FRAG_MIN : (size_t) stream,
-                           SHM_STREAM_DEPTH };
-}
-
-
 /* ------------------------------------------------------------------ */
 /* Per-action and shared state                                        */
 /* ------------------------------------------------------------------ */
@@ -261,6 +226,42 @@ typedef struct shm_action_t {
     char *fold_operand;     /* landing = operand (op) data */
     char carry[64];         /* an element split between two fragments */
 } shm_action_t;
+
+typedef struct shm_shape_t {
+    size_t frag;            /* bytes per box */
+    size_t depth;           /* boxes, a power of two */
+} shm_shape_t;
+
+/* The receiver's choice of boxes for a message of `bytes` (the sender
+ * reads it from the file).  Several boxes let a sender start message n
+ * while its receiver is still reading n-1: in an exchange (allreduce)
+ * each side finishes as soon as it has the other's message, so with one
+ * box the faster one would wait for the slower one's read at its next
+ * start, a cache-line round trip on the critical path; and a root
+ * repeating a bcast runs ahead as it would over an eager PML protocol
+ * (np=2, bcast in a loop: 8 B 0.18 us with 8 boxes vs 0.40 with 1; 4 KiB
+ * 0.64 with 8, 0.85 with 2, 2.0 with 1; 16 KiB 1.8 with 8, 2.4 with 2;
+ * 64 KiB 5.2 with 8, 6.6 with 4).
+ * Larger messages stream through a few boxes of
+ * coll_pnbc_shm_stream_frag_bytes, so a slot's memory does not grow with
+ * the message. */
+static size_t shm_box_max(const pnbc_channel_t *ch)
+{
+    const int forced = mca_coll_pnbc_component.shm_frag_bytes;
+    const size_t box = (forced > 0) ? (size_t) forced : ch->large.box_max;
+    return (box < SHM_FRAG_MIN) ? SHM_FRAG_MIN : box;
+}
+
+static shm_shape_t slot_shape(const shm_action_t *t)
+{
+    const size_t bytes = t->bytes;
+    if (bytes <= shm_box_max(&t->ch)) {
+        return (shm_shape_t) { bytes, SHM_DEEP };
+    }
+    const int stream = mca_coll_pnbc_component.shm_stream_frag_bytes;
+    return (shm_shape_t) { (stream < SHM_STREAM_FRAG_MIN) ? SHM_STREAM_FRAG_MIN : (size_t) stream,
+                           SHM_STREAM_DEPTH };
+}
 
 /* ------------------------------------------------------------------ */
 /* The process's directory                                            */
@@ -490,7 +491,7 @@ static bool shm_bind(pnbc_action_t *a, const pnbc_channel_t *ch)
      * SEND has the type signature of its RECV. */
     const int max_bytes = mca_coll_pnbc_component.shm_max_bytes;
     if (max_bytes < 0 || bytes > (size_t) max_bytes || !shm_peer_ok(a, ch) ||
-        (bytes > shm_frag_size() && bytes > ch->large.shm_max)) {
+        (bytes > shm_box_max(ch) && bytes > ch->large.shm_max)) {
         return false;
     }
     /* From here on the action is ours whatever happens: the peer takes
@@ -588,7 +589,7 @@ static shm_region_t *recv_file_create(pnbc_schedule_t *s, const char *dir,
     const size_t table_end = size;
     for (uint32_t i = 0; i < s->nactions; ++i) {
         if (is_shm(&s->actions[i], PNBC_ACT_RECV)) {
-            const shm_shape_t shape = slot_shape(((shm_action_t *) s->actions[i].tstate)->bytes);
+            const shm_shape_t shape = slot_shape(s->actions[i].tstate);
             size += shm_slot_size(shape.frag, shape.depth);
         }
     }
@@ -631,7 +632,7 @@ static shm_region_t *recv_file_create(pnbc_schedule_t *s, const char *dir,
             continue;
         }
         shm_action_t *t = a->tstate;
-        const shm_shape_t shape = slot_shape(t->bytes);
+        const shm_shape_t shape = slot_shape(t);
         table[k].sender = a->peer;
         table[k].pair_seq = a->pair_seq;
         table[k].offset = offset;
@@ -892,7 +893,7 @@ static bool send_attach(pnbc_action_t *a, shm_action_t *t)
     /* Single copy for large messages in one piece, where the collective
      * takes it. */
     t->offer = mca_coll_pnbc_component.shm_single_copy && t->may_offer && NULL != t->flat &&
-               t->bytes > shm_frag_size() && t->bytes == t->capacity;
+               t->bytes > shm_box_max(&t->ch) && t->bytes == t->capacity;
     return true;
 }
 
