@@ -993,14 +993,14 @@ static void send_progress(pnbc_action_t *a, shm_action_t *t)
     t->done = send_stream(t);
 }
 
-/* Read `bytes` of process o->pid at o->addr into our flat buffer. */
-static bool recv_read_flat(shm_action_t *t, const shm_offer_t *o, uint64_t bytes)
+/* Copy `len` bytes at `addr` in process `pid` to `here`; false if the
+ * kernel refuses (seccomp, ptrace scope, no such process). */
+static bool read_peer(uint64_t pid, uint64_t addr, char *here, uint64_t len)
 {
-    uint64_t got = 0;
-    while (got < bytes) {
-        struct iovec here = { t->flat + got, bytes - got };
-        struct iovec there = { (void *) (uintptr_t) (o->addr + got), bytes - got };
-        ssize_t n = process_vm_readv((pid_t) o->pid, &here, 1, &there, 1, 0);
+    for (uint64_t got = 0; got < len;) {
+        struct iovec mine = { here + got, len - got };
+        struct iovec theirs = { (void *) (uintptr_t) (addr + got), len - got };
+        ssize_t n = process_vm_readv((pid_t) pid, &mine, 1, &theirs, 1, 0);
         if (n <= 0) {
             return false;
         }
@@ -1009,21 +1009,16 @@ static bool recv_read_flat(shm_action_t *t, const shm_offer_t *o, uint64_t bytes
     return true;
 }
 
-/* The same into a non-contiguous buffer: through `bounce` (the offer's
- * own box, ours until we count it consumed), a box at a time. */
+/* The offered message into a non-contiguous buffer: through `bounce`
+ * (the offer's own box, ours until we count it consumed), a box at a
+ * time. */
 static bool recv_read_packed(shm_action_t *t, const shm_offer_t *o, uint64_t bytes,
                              char *bounce)
 {
     for (uint64_t at = 0; at < bytes; at += t->frag) {
         const uint64_t len = (bytes - at < t->frag) ? bytes - at : t->frag;
-        for (uint64_t got = 0; got < len;) {
-            struct iovec here = { bounce + got, len - got };
-            struct iovec there = { (void *) (uintptr_t) (o->addr + at + got), len - got };
-            ssize_t n = process_vm_readv((pid_t) o->pid, &here, 1, &there, 1, 0);
-            if (n <= 0) {
-                return false;
-            }
-            got += (uint64_t) n;
+        if (!read_peer(o->pid, o->addr + at, bounce, len)) {
+            return false;
         }
         if (pnbc_convert_part(t->conv, bounce, len, at, false) != len) {
             t->err = MPI_ERR_TRUNCATE;
@@ -1045,7 +1040,7 @@ static bool recv_take_offer(shm_action_t *t, shm_box_t *box, uint64_t q)
     }
     const bool read = mca_coll_pnbc_component.shm_single_copy && !t->slot->refused &&
                       NULL == t->fold_op &&
-                      (NULL != t->flat ? recv_read_flat(t, &o, bytes)
+                      (NULL != t->flat ? read_peer(o.pid, o.addr, t->flat, bytes)
                                        : recv_read_packed(t, &o, bytes, box->data));
     if (OPAL_UNLIKELY(!read)) {
         t->slot->refused = 1;               /* before consumed: see send_offer_answered */
