@@ -358,6 +358,11 @@ def main(argv):
     gm = write_md(res, os.path.join(outdir, "results.md"), meta, errors)
     nps = sorted({k[3] for k in res})
     title = "persistent collectives, np=%s (median us per operation)" % ",".join(map(str, nps))
+    # The plot shows only numbers whose data checks passed.
+    wrong = wrong_cells(errors)
+    if wrong:
+        res = {k: v for k, v in res.items() if (k[0], k[1], int(k[2])) not in wrong}
+        title += "; wrong results left out"
     png = None
     if plot in ("auto", "gnuplot") and shutil.which("gnuplot"):
         png = plot_gnuplot(res, outdir, title)
