@@ -264,15 +264,6 @@ static bool is_eager_send(const pnbc_action_t *a)
     return PNBC_ACT_SEND == a->kind && &pnbc_transport_shm == a->transport;
 }
 
-/* Within each run of consecutive SEND/RECVs of a round, post the SENDs
- * bound to shm first: such a send is done once its data is in the peer's
- * box, and the peer gets it sooner than after our receives are posted
- * (np=2, 8 B allreduce: 0.33 vs 0.37 us).  Receives stay ahead of the
- * PML's sends, so that an eager message finds its receive posted.  A
- * stable partition: the order of the sends to any one peer, hence
- * pair_seq and MPI's matching order, does not change.  Local actions
- * are not crossed (they may prepare a send or consume a receive).  Runs
- * before the transports' commit, which keeps pointers to actions. */
 static bool is_comm(const pnbc_action_t *a)
 {
     return PNBC_ACT_SEND == a->kind || PNBC_ACT_RECV == a->kind;
@@ -293,6 +284,15 @@ static void eager_sends_first(pnbc_action_t *acts, uint32_t from, uint32_t to,
     memcpy(&acts[front], spill, back * sizeof(*spill));
 }
 
+/* Within each run of consecutive SEND/RECVs of a round, post the SENDs
+ * bound to shm first: such a send is done once its data is in the peer's
+ * box, and the peer gets it sooner than after our receives are posted
+ * (np=2, 8 B allreduce: 0.33 vs 0.37 us).  Receives stay ahead of the
+ * PML's sends, so that an eager message finds its receive posted.  A
+ * stable partition: the order of the sends to any one peer, hence
+ * pair_seq and MPI's matching order, does not change.  Local actions
+ * are not crossed (they may prepare a send or consume a receive).  Runs
+ * before the transports' commit, which keeps pointers to actions. */
 static int sched_eager_sends_first(pnbc_schedule_t *s)
 {
     pnbc_action_t *spill = NULL;
@@ -374,15 +374,16 @@ static bool foldable_type(const pnbc_span_t *sp)
 /* May the REDUCE x at the head of round r+1 happen while RECV a of
  * round r arrives, fragment by fragment?  x either folds the message into
  * an accumulator (src = a's landing zone, which is then never written:
- * it must be dead) or folds an operand into the message (buf = a's
- * landing zone).  Nothing else of round r may touch the accumulator, or
+ * it must be a dead part of the temporary area) or folds an operand into
+ * the message (buf = a's landing zone).  Nothing else of round r may touch the accumulator, or
  * write the operand, and nothing of round r+1 before x may touch
  * either. */
 static bool fold_ok(const pnbc_schedule_t *s, uint32_t r, const pnbc_action_t *a,
                     const pnbc_action_t *x)
 {
     const bool into_acc = span_eq(&x->src, &a->buf);
-    if (!(into_acc || span_eq(&x->buf, &a->buf)) || x->src.count != x->buf.count ||
+    if (!(into_acc || span_eq(&x->buf, &a->buf)) ||
+        (into_acc && PNBC_BUF_TMP != a->buf.ref.buf) || x->src.count != x->buf.count ||
         x->src.dtype != x->buf.dtype || !foldable_type(&x->buf) ||
         spans_overlap(&x->src, &x->buf)) {
         return false;
