@@ -63,8 +63,9 @@
  * the sender's buffer with process_vm_readv (into a non-contiguous buffer
  * through the offer's box, a box at a time) and counts the offer's box
  * consumed, which completes the send.  A receiver that cannot read the
- * sender's memory (seccomp, Yama ptrace scope, coll_pnbc_shm_single_copy
- * 0 on its side) sets the slot's `refused` flag first, and the sender
+ * sender's memory (seccomp, Yama ptrace scope, another PID namespace,
+ * coll_pnbc_shm_single_copy 0 on its side) sets the slot's `refused`
+ * flag first, and the sender
  * streams the message through the boxes instead -- this one and, as the
  * flag stays, all later ones.
  *
@@ -155,6 +156,7 @@ typedef struct shm_slot_t {
  * (single copy, see send_offer()). */
 typedef struct shm_offer_t {
     uint64_t pid;
+    uint64_t pid_ns;        /* see pid_namespace() */
     uint64_t addr;
     uint64_t bytes;
 } shm_offer_t;
@@ -897,6 +899,20 @@ static bool send_attach(pnbc_action_t *a, shm_action_t *t)
     return true;
 }
 
+/* This process's PID namespace (the inode of /proc/self/ns/pid; 0 if
+ * unknown).  A pid names the sender only to a receiver in the same
+ * namespace: in another one (containers sharing /dev/shm) it could name
+ * an unrelated process, so such offers are refused. */
+static uint64_t pid_namespace(void)
+{
+    static uint64_t ns = UINT64_MAX;
+    if (UINT64_MAX == ns) {
+        struct stat st;
+        ns = (0 == stat("/proc/self/ns/pid", &st)) ? (uint64_t) st.st_ino : 0;
+    }
+    return ns;
+}
+
 /* Sender, single copy: describe our buffer in the message's first box;
  * the receiver copies straight out of it (process_vm_readv). */
 static bool send_offer(shm_action_t *t)
@@ -908,6 +924,7 @@ static bool send_offer(shm_action_t *t)
     shm_box_t *box = box_of(t, q);
     shm_offer_t *o = (shm_offer_t *) box->data;
     o->pid = (uint64_t) getpid();
+    o->pid_ns = pid_namespace();
     o->addr = (uint64_t) (uintptr_t) t->flat;
     o->bytes = t->bytes;
     box->len = SHM_OFFER;
@@ -1039,7 +1056,7 @@ static bool recv_take_offer(shm_action_t *t, shm_box_t *box, uint64_t q)
         bytes = 0;
     }
     const bool read = mca_coll_pnbc_component.shm_single_copy && !t->slot->refused &&
-                      NULL == t->fold_op &&
+                      NULL == t->fold_op && 0 != o.pid_ns && pid_namespace() == o.pid_ns &&
                       (NULL != t->flat ? read_peer(o.pid, o.addr, t->flat, bytes)
                                        : recv_read_packed(t, &o, bytes, box->data));
     if (OPAL_UNLIKELY(!read)) {
