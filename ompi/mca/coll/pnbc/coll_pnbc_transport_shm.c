@@ -65,9 +65,8 @@
  * consumed, which completes the send.  A receiver that cannot read the
  * sender's memory (seccomp, Yama ptrace scope, another PID namespace,
  * coll_pnbc_shm_single_copy 0 on its side) sets the slot's `refused`
- * flag first, and the sender
- * streams the message through the boxes instead -- this one and, as the
- * flag stays, all later ones.
+ * flag first, and the sender streams the message through the boxes
+ * instead -- this one and, as the flag stays, all later ones.
  *
  * Agreement.  Both sides must pick this transport for the same messages,
  * from what each knows alone: same node and same job, intracommunicator,
