@@ -33,8 +33,9 @@
  *
  * Slot protocol (one producer, one consumer, reused at every start)
  * ----------------------------------------------------------------
- * A message travels as fragments of at most `frag` bytes, one up to
- * coll_pnbc_shm_frag_bytes (see slot_shape()), the last one flagged.
+ * A message travels as fragments of at most `frag` bytes: one up to the
+ * collective's box size, else boxes of coll_pnbc_shm_stream_frag_bytes
+ * (see slot_shape()); the last fragment is flagged.
  * Both sides count the fragments they have moved through the slot: q = 1,
  * 2, ...  MPI makes every process start a request equally often, so the
  * q-th fragment written is the q-th read.  A slot is the receiver's
@@ -59,7 +60,7 @@
  *
  * Single copy.  A message larger than a box whose sender's data lies in
  * one piece is not copied in and out: the sender's first box holds an
- * offer {pid, address, bytes}, the receiver copies the data straight from
+ * offer {pid, PID namespace, address, bytes}, the receiver copies the data straight from
  * the sender's buffer with process_vm_readv (into a non-contiguous buffer
  * through the offer's box, a box at a time) and counts the offer's box
  * consumed, which completes the send.  A receiver that cannot read the
@@ -71,9 +72,9 @@
  * Agreement.  Both sides must pick this transport for the same messages,
  * from what each knows alone: same node and same job, intracommunicator,
  * not self, the message's BYTES <= coll_pnbc_shm_max_bytes and, above
- * coll_pnbc_shm_frag_bytes, a collective that takes single copy (see
- * mca_coll_pnbc_single_copy_max(); these parameters, like coll_pnbc_shm,
- * must be equal everywhere).  This relies on the schedule rule that a
+ * the box size, a collective whose large messages take shm (both from
+ * mca_coll_pnbc_large_msgs() unless coll_pnbc_shm_frag_bytes says;
+ * these parameters, like coll_pnbc_shm, must be equal everywhere).  This relies on the schedule rule that a
  * SEND and its RECV have the same type signature.
  * The layouts may differ (same signature, different type maps), so the
  * layout is not part of the decision: non-contiguous data is packed into
