@@ -219,7 +219,6 @@ typedef struct shm_action_t {
     opal_convertor_t *conv; /* non-contiguous data, prepared at bind */
     bool fallback;          /* the receiver has no file: pml, see below */
     ompi_request_t *req;    /* its PML request then */
-    bool may_offer;         /* sender: the collective takes single copy */
     /* Receiver folding the message into a reduction (see recv_fold()). */
     ompi_op_t *fold_op;     /* NULL: copy the data out */
     ompi_datatype_t *fold_dtype;
@@ -505,7 +504,6 @@ static bool shm_bind(pnbc_action_t *a, const pnbc_channel_t *ch)
     }
     t->bytes = bytes;
     t->ch = *ch;
-    t->may_offer = ch->large.single_copy;
     if (bytes > 0) {
         if (ompi_datatype_is_contiguous_memory_layout(a->buf.dtype, a->buf.count)) {
             ptrdiff_t true_lb, true_extent;
@@ -894,8 +892,8 @@ static bool send_attach(pnbc_action_t *a, shm_action_t *t)
     }
     /* Single copy for large messages in one piece, where the collective
      * takes it. */
-    t->offer = mca_coll_pnbc_component.shm_single_copy && t->may_offer && NULL != t->flat &&
-               t->bytes > shm_box_max(&t->ch) && t->bytes == t->capacity;
+    t->offer = mca_coll_pnbc_component.shm_single_copy && t->ch.large.single_copy &&
+               NULL != t->flat && t->bytes > shm_box_max(&t->ch) && t->bytes == t->capacity;
     return true;
 }
 
