@@ -145,7 +145,7 @@ its component interface (coll 2.0.0, MCA 2.1) and internal headers differ betwee
     # Check them with the compat include dir first, as the component is
     # built (ompi/op/op.h needs our fint_2_int.h).
     pnbc_save_CPPFLAGS=$CPPFLAGS
-    CPPFLAGS="-I$srcdir/ompi/mca/coll/pnbc/compat $OMPI_CPPFLAGS $CPPFLAGS"
+    CPPFLAGS="-I$srcdir/ompi/mca/common/pnbc/compat $OMPI_CPPFLAGS $CPPFLAGS"
     AC_CHECK_HEADER([mpi.h], [],
         [_PNBC_OMPI_FAIL([Open MPI's mpi.h was not found in: $OMPI_INCDIRS
 (the Debian package libopenmpi-dev provides it).])], [ ])

@@ -5,7 +5,7 @@
  * memalign and valloc.  Each call is attributed by the address it returns to
  * (__builtin_return_address(0), i.e. the direct caller): to "match" when that
  * address lies in a shared object whose path contains the substring
- * $ALLOC_COUNTER_MATCH (default "mca_coll_pnbc"), otherwise to "other".
+ * $ALLOC_COUNTER_MATCH (default "pnbc": the component, the engine library, libpnbc), otherwise to "other".
  * dladdr() results are cached per return address.
  *
  * Optional: ALLOC_COUNTER_DEPTH=N (N > 1) attributes a call to "match" when
@@ -47,7 +47,7 @@ static void *(*real_memalign)(size_t, size_t);
 static void *(*real_valloc)(size_t);
 
 static unsigned long counts[2][K_N];
-static char match_str[256] = "mca_coll_pnbc";
+static char match_str[256] = "pnbc";
 static int depth = 1;
 
 /* bootstrap heap for allocations made while dlsym runs */

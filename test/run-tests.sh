@@ -20,8 +20,11 @@
 #                        component must not eat the CI time)
 #   PNBC_MPI_ARGS        other mpirun arguments
 #                        (default "--mca btl self,vader --mca pml ob1 --bind-to none")
-#   ALLOC_COUNTER_MATCH  object attributed by the alloc test (default mca_coll_pnbc)
-#   VALGRIND_MATCH       stack substring for the valgrind test (default coll_pnbc)
+#   PNBC_LIBRARY_PATH    prepended to LD_LIBRARY_PATH (the build tree's .libs of
+#                        libmca_common_pnbc and libpnbc)
+#   ALLOC_COUNTER_MATCH  objects attributed by the alloc test (default pnbc: the
+#                        component, the engine library and libpnbc)
+#   VALGRIND_MATCH       stack substring for the valgrind test (default pnbc)
 #   TEST_KEEP_LOGS=1     keep the per-case logs (directory printed at the end)
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
@@ -31,9 +34,14 @@ TEST_BINDIR=${TEST_BINDIR:-$here}
 TEST_TIMEOUT=${TEST_TIMEOUT:-300}
 TEST_BUDGET=${TEST_BUDGET:-1800}
 PNBC_MPI_ARGS=${PNBC_MPI_ARGS:---mca btl self,vader --mca pml ob1 --bind-to none}
-ALLOC_COUNTER_MATCH=${ALLOC_COUNTER_MATCH:-mca_coll_pnbc}
+ALLOC_COUNTER_MATCH=${ALLOC_COUNTER_MATCH:-pnbc}
 if [ -n "${PNBC_COMPONENT_PATH:-}" ]; then
     export OMPI_MCA_mca_base_component_path="$PNBC_COMPONENT_PATH"
+fi
+# The engine library (libmca_common_pnbc) and libpnbc of a build tree are
+# found through LD_LIBRARY_PATH (installed ones through the loader's cache).
+if [ -n "${PNBC_LIBRARY_PATH:-}" ]; then
+    export LD_LIBRARY_PATH="$PNBC_LIBRARY_PATH${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 fi
 # needed when run as root (CI); harmless otherwise
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
@@ -237,6 +245,14 @@ done
 run_case conf_gather-neighbor_exchange-np6 "$MPIRUN" $(mpiargs 6) --mca coll_pnbc_allgather_algorithm neighbor_exchange "$(bin conf_gather)"
 # shellcheck disable=SC2046,SC2086
 run_case conf_alltoall-windowed_linear-np10 "$MPIRUN" $(mpiargs 10) $A2A_WIN "$(bin conf_alltoall)"
+
+# Cases of the other clients of the engine (partitioned, MPI-4 names, ...):
+# one file each in cases.d/, sourced here; they use run_case, mpiargs, bin.
+for cases in "$here"/cases.d/*.sh; do
+    [ -f "$cases" ] || continue
+    # shellcheck disable=SC1090
+    . "$cases"
+done
 
 alloc_so=""
 for f in "$TEST_BINDIR/alloc_counter.so" "$TEST_BINDIR/.libs/libAllocCounter.so" "$TEST_BINDIR/.libs/alloc_counter.so"; do

@@ -5,7 +5,7 @@
 # Fails when a valgrind error block
 #   - is an "Invalid read/write/free", "Mismatched free", "overlap" or an
 #     "uninitialised" error whose stack mentions $VALGRIND_MATCH
-#     (default coll_pnbc), or
+#     (default pnbc), or
 #   - (strict) is an Invalid read/write/free whose stack contains data-path
 #     frames the component feeds (mca_pml_*, mca_btl_*, mca_coll_*,
 #     opal_convertor*, opal/ompi datatype engine, ompi_op_*): in this program
@@ -17,12 +17,12 @@
 # Environment: MPIRUN (mpirun), TEST_BINDIR (dir of this script),
 #   PNBC_COLL (--mca coll list, default pnbc,basic,libnbc,tuned,self),
 #   PNBC_MPI_ARGS (other mpirun arguments, e.g. "--mca btl self,vader"),
-#   VALGRIND_MATCH (coll_pnbc), VALGRIND_KEEP_LOGS=1 keeps the log directory.
+#   VALGRIND_MATCH (pnbc), VALGRIND_KEEP_LOGS=1 keeps the log directory.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 MPIRUN=${MPIRUN:-mpirun}
 BIN=${TEST_BINDIR:-$here}
-MATCH=${VALGRIND_MATCH:-coll_pnbc}
+MATCH=${VALGRIND_MATCH:-pnbc}
 ARGS=${PNBC_MPI_ARGS:-}
 COLL=${PNBC_COLL:-pnbc,basic,libnbc,tuned,self}
 

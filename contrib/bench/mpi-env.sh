@@ -49,6 +49,15 @@ pnbc_setup_component_path() {
         fi
         export OMPI_MCA_mca_base_component_path="$cp"
         pnbc_log "component path: $OMPI_MCA_mca_base_component_path"
+        # A component of a build tree (ompi/mca/coll/pnbc/.libs) needs that
+        # tree's engine library, and programs its libpnbc.
+        local d top
+        for d in ${PNBC_COMPONENT_PATH//:/ }; do
+            top=$(cd "$d/../../../../.." 2>/dev/null && pwd) || continue
+            if [ -f "$top/ompi/mca/common/pnbc/.libs/libmca_common_pnbc.so" ]; then
+                export LD_LIBRARY_PATH="$top/ompi/mca/common/pnbc/.libs:$top/ompi/mpiext/pnbc/.libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+            fi
+        done
     fi
 }
 

@@ -24,6 +24,7 @@
 #include "ompi/communicator/communicator.h"
 #include "ompi/datatype/ompi_datatype.h"
 #include "ompi/op/op.h"
+#include "ompi/mca/common/pnbc/common_pnbc.h"
 
 BEGIN_C_DECLS
 
@@ -31,31 +32,14 @@ BEGIN_C_DECLS
 /* Component                                                          */
 /* ------------------------------------------------------------------ */
 
-struct mca_coll_pnbc_request_t;
-
 typedef struct mca_coll_pnbc_component_t {
     mca_coll_base_component_2_0_0_t super;
 
     /* MCA parameters */
     int priority;
-    int verbose;
     int segsize;        /* default pipeline segment, bytes (0: algorithm's own) */
-    int shm;            /* shm transport on (coll_pnbc_shm) */
-    int shm_max_bytes;  /* largest message it carries (coll_pnbc_shm_max_bytes) */
-    int shm_frag_bytes; /* messages up to this size take one box
-                           (coll_pnbc_shm_frag_bytes) */
-    int shm_stream_frag_bytes; /* larger ones stream through boxes this
-                                  big (coll_pnbc_shm_stream_frag_bytes) */
-    int shm_single_copy;/* ...or go in one copy, process_vm_readv */
-
-    /* Requests that are started and not yet complete (intrusive list
-     * through mca_coll_pnbc_request_t.next/prev).  The progress
-     * callback walks only this list, so it costs one load when no
-     * pnbc request is active. */
-    struct mca_coll_pnbc_request_t *active_head;
-    opal_mutex_t lock;
-    bool progress_registered;
-    bool in_progress;   /* guards against re-entrant progress */
+    /* the engine's parameters are registered here too, with their
+     * storage in mca_common_pnbc_params (common_pnbc.h) */
 } mca_coll_pnbc_component_t;
 
 OMPI_MODULE_DECLSPEC extern mca_coll_pnbc_component_t mca_coll_pnbc_component;
@@ -75,31 +59,11 @@ typedef struct mca_coll_pnbc_module_t {
 
 OBJ_CLASS_DECLARATION(mca_coll_pnbc_module_t);
 
-/*
- * Tags.  pnbc's traffic must never match the user's (tags >= 0), tuned's
- * and basic's blocking collectives (-10..-26), libnbc's nonblocking ones
- * (-27 .. -INT_MAX/2) or the neighbourhood/ucc tags below them.  The only
- * remaining space is the window Open MPI reserves for coll/hcoll, which
- * is not built into this Open MPI (and uses the top of its window only);
- * pnbc takes a 2^28-wide window deep inside it.  One tag per request,
- * fixed at init: requests started in different orders still match.
- */
-#define PNBC_TAG_FIRST  (-1300000000)
-#define PNBC_TAG_SPAN   (1u << 27)
-
+/* One tag per request, fixed at init (window: common_pnbc.h): requests
+ * started in different orders still match. */
 static inline int mca_coll_pnbc_next_tag(mca_coll_pnbc_module_t *module)
 {
     return PNBC_TAG_FIRST - (int) (module->ninit++ % PNBC_TAG_SPAN);
-}
-
-/* On an intercommunicator, traffic inside the local group travels on
- * comm->c_local_comm.  A pnbc request created on that communicator
- * itself would draw its tag from the upper half of the window above, so
- * local-group traffic mirrors the request's tag into the lower half
- * (PNBC_TAG_FIRST - [2^27, 2^28)), which no request tag occupies. */
-static inline int mca_coll_pnbc_local_tag(int request_tag)
-{
-    return request_tag - (int) PNBC_TAG_SPAN;
 }
 
 /* ------------------------------------------------------------------ */
@@ -249,7 +213,6 @@ int mca_coll_pnbc_coll_init(pnbc_coll_args_t *args, struct ompi_info_t *info,
                             ompi_request_t **request, mca_coll_base_module_t *module);
 
 /* Component-wide services (coll_pnbc_component.c) */
-int mca_coll_pnbc_progress(void);
 mca_coll_base_module_t *mca_coll_pnbc_comm_query(struct ompi_communicator_t *comm,
                                                   int *priority);
 

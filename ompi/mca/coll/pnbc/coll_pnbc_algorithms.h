@@ -16,7 +16,7 @@
 #define MCA_COLL_PNBC_ALGORITHMS_H
 
 #include "coll_pnbc.h"
-#include "coll_pnbc_schedule.h"
+#include "common_pnbc_schedule.h"
 
 BEGIN_C_DECLS
 

@@ -7,11 +7,8 @@
 
 #include "coll_pnbc.h"
 #include "coll_pnbc_algorithms.h"
-#include "coll_pnbc_request.h"
-#include "coll_pnbc_transport.h"
 
 #include "opal/mca/base/mca_base_var.h"
-#include "opal/runtime/opal_progress.h"
 
 #include <limits.h>
 
@@ -43,18 +40,13 @@ mca_coll_pnbc_component_t mca_coll_pnbc_component = {
      * it implements without any flag; below tuned (30) is irrelevant, as
      * tuned fills no persistent slot. */
     .priority = 40,
-    .verbose = 0,
     .segsize = 0,
-    .shm = 1,
-    .shm_max_bytes = INT_MAX,
-    .shm_frag_bytes = 0,
-    .shm_stream_frag_bytes = 131072,
-    .shm_single_copy = 1,
 };
 
 static int pnbc_register(void)
 {
     mca_coll_pnbc_component_t *c = &mca_coll_pnbc_component;
+    pnbc_engine_params_t *e = &mca_common_pnbc_params;
 
     (void) mca_base_component_var_register(&c->super.collm_version, "priority",
         "Priority of the pnbc coll component (libnbc's is 10; --mca coll ^pnbc "
@@ -66,7 +58,7 @@ static int pnbc_register(void)
         "the algorithm chosen and the communicator size; at 2, also how many of its "
         "messages use the shared memory transport",
         MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_9,
-        MCA_BASE_VAR_SCOPE_LOCAL, &c->verbose);
+        MCA_BASE_VAR_SCOPE_LOCAL, &e->verbose);
     (void) mca_base_component_var_register(&c->super.collm_version, "segsize",
         "Pipeline segment size in bytes for segmented algorithms (0: each algorithm's "
         "own default); the MPI_Info key pnbc_segsize overrides it per request",
@@ -79,12 +71,12 @@ static int pnbc_register(void)
         "slots set up at init (0: all messages go through the PML). Must be the "
         "same on all processes",
         MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_5,
-        MCA_BASE_VAR_SCOPE_ALL_EQ, &c->shm);
+        MCA_BASE_VAR_SCOPE_ALL_EQ, &e->shm);
     (void) mca_base_component_var_register(&c->super.collm_version, "shm_max_bytes",
         "Largest message (bytes) carried by the shared memory transport; larger ones "
         "go through the PML (vader: single copy). Must be the same on all processes",
         MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_5,
-        MCA_BASE_VAR_SCOPE_ALL_EQ, &c->shm_max_bytes);
+        MCA_BASE_VAR_SCOPE_ALL_EQ, &e->shm_max_bytes);
     (void) mca_base_component_var_register(&c->super.collm_version, "shm_frag_bytes",
         "Shared memory transport: messages up to this size go through one box (copy "
         "in, copy out); larger ones, for the collectives that take them, are read "
@@ -93,14 +85,14 @@ static int pnbc_register(void)
         "measured size (16 KiB, 64 KiB for bcast, reduce and allreduce); else at least "
         "1024. Must be the same on all processes",
         MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_5,
-        MCA_BASE_VAR_SCOPE_ALL_EQ, &c->shm_frag_bytes);
+        MCA_BASE_VAR_SCOPE_ALL_EQ, &e->shm_frag_bytes);
     /* Only the receiver reads this one (its file tells the sender). */
     (void) mca_base_component_var_register(&c->super.collm_version, "shm_stream_frag_bytes",
         "Shared memory transport: box size for messages streamed in fragments, so that "
         "the sender's copy in and the receiver's copy out (or reduction) of consecutive "
         "fragments overlap (minimum 256)",
         MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_5,
-        MCA_BASE_VAR_SCOPE_ALL, &c->shm_stream_frag_bytes);
+        MCA_BASE_VAR_SCOPE_ALL, &e->shm_stream_frag_bytes);
     /* Each side decides alone: a receiver that cannot read refuses the
      * offer and the message streams instead. */
     (void) mca_base_component_var_register(&c->super.collm_version, "shm_single_copy",
@@ -108,30 +100,19 @@ static int pnbc_register(void)
         "straight from the sender's buffer with process_vm_readv when both layouts "
         "allow (0: always through boxes)",
         MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_5,
-        MCA_BASE_VAR_SCOPE_ALL, &c->shm_single_copy);
+        MCA_BASE_VAR_SCOPE_ALL, &e->shm_single_copy);
     mca_coll_pnbc_select_register();
     return OMPI_SUCCESS;
 }
 
 static int pnbc_open(void)
 {
-    mca_coll_pnbc_component_t *c = &mca_coll_pnbc_component;
-    OBJ_CONSTRUCT(&c->lock, opal_mutex_t);
-    c->active_head = NULL;
-    c->progress_registered = false;
-    c->in_progress = false;
-    return OMPI_SUCCESS;
+    return mca_common_pnbc_init();
 }
 
 static int pnbc_close(void)
 {
-    mca_coll_pnbc_component_t *c = &mca_coll_pnbc_component;
-    pnbc_transport_shm_finalize();
-    if (c->progress_registered) {
-        opal_progress_unregister(mca_coll_pnbc_progress);
-        c->progress_registered = false;
-    }
-    OBJ_DESTRUCT(&c->lock);
+    mca_common_pnbc_fini();
     mca_coll_pnbc_select_close();
     return OMPI_SUCCESS;
 }
@@ -141,9 +122,4 @@ static int pnbc_init_query(bool enable_progress_threads, bool enable_mpi_threads
     (void) enable_progress_threads;
     (void) enable_mpi_threads;
     return OMPI_SUCCESS;
-}
-
-int mca_coll_pnbc_progress(void)
-{
-    return mca_coll_pnbc_request_progress_all();
 }

@@ -14,10 +14,9 @@
 
 #include "coll_pnbc.h"
 #include "coll_pnbc_algorithms.h"
-#include "coll_pnbc_request.h"
+#include "common_pnbc_request.h"
 
 #include "ompi/info/info.h"
-#include "opal/runtime/opal_progress.h"
 #include "opal/util/output.h"
 
 #include <stdlib.h>
@@ -86,31 +85,21 @@ mca_coll_base_module_t *mca_coll_pnbc_comm_query(struct ompi_communicator_t *com
 /* The common *_init path                                             */
 /* ------------------------------------------------------------------ */
 
-static void ensure_progress_registered(void)
-{
-    mca_coll_pnbc_component_t *c = &mca_coll_pnbc_component;
-    OPAL_THREAD_LOCK(&c->lock);
-    if (!c->progress_registered) {
-        c->progress_registered = (OPAL_SUCCESS == opal_progress_register(mca_coll_pnbc_progress));
-    }
-    OPAL_THREAD_UNLOCK(&c->lock);
-}
-
 /* Keep every user datatype and op the schedule refers to. */
-static int retain_objects(mca_coll_pnbc_request_t *req, const pnbc_coll_args_t *args)
+static int retain_objects(pnbc_request_t *req, const pnbc_coll_args_t *args)
 {
     int rc = OMPI_SUCCESS;
     ompi_datatype_t *singles[] = { args->dtype, args->sdtype, args->rdtype };
 
-    mca_coll_pnbc_request_retain_op(req, args->op);
+    pnbc_request_retain_op(req, args->op);
     for (size_t i = 0; i < sizeof(singles) / sizeof(singles[0]) && OMPI_SUCCESS == rc; ++i) {
-        rc = mca_coll_pnbc_request_retain_dtype(req, singles[i]);
+        rc = pnbc_request_retain_dtype(req, singles[i]);
     }
     for (int i = 0; NULL != args->sdtypes && i < args->nsend_entries && OMPI_SUCCESS == rc; ++i) {
-        rc = mca_coll_pnbc_request_retain_dtype(req, args->sdtypes[i]);
+        rc = pnbc_request_retain_dtype(req, args->sdtypes[i]);
     }
     for (int i = 0; NULL != args->rdtypes && i < args->nrecv_entries && OMPI_SUCCESS == rc; ++i) {
-        rc = mca_coll_pnbc_request_retain_dtype(req, args->rdtypes[i]);
+        rc = pnbc_request_retain_dtype(req, args->rdtypes[i]);
     }
     return rc;
 }
@@ -140,12 +129,12 @@ int mca_coll_pnbc_coll_init(pnbc_coll_args_t *args, struct ompi_info_t *info,
     args->segsize = request_segsize(info);
     const pnbc_algorithm_t *alg = mca_coll_pnbc_select(args, info);
 
-    mca_coll_pnbc_request_t *req =
-        mca_coll_pnbc_request_new(args->comm, mca_coll_pnbc_next_tag(pmod));
+    pnbc_request_t *req =
+        pnbc_request_new(args->comm, mca_coll_pnbc_next_tag(pmod));
     if (NULL == req) {
         return OMPI_ERR_OUT_OF_RESOURCE;
     }
-    req->coll_name = mca_coll_pnbc_coll_name(args->coll);
+    req->name = mca_coll_pnbc_coll_name(args->coll);
     req->algorithm = alg->name;
 
     alg->build(&req->sched, args);
@@ -159,12 +148,10 @@ int mca_coll_pnbc_coll_init(pnbc_coll_args_t *args, struct ompi_info_t *info,
         OBJ_RELEASE(req);
         return rc;
     }
-    ensure_progress_registered();
-
-    if (mca_coll_pnbc_component.verbose >= 1) {
+    if (mca_common_pnbc_params.verbose >= 1) {
         opal_output(0, "coll:pnbc: %s_init algorithm=%s comm_size=%d rank=%d "
                     "rounds=%u actions=%u tmp_bytes=%zu",
-                    req->coll_name, req->algorithm, args->size, args->rank,
+                    req->name, req->algorithm, args->size, args->rank,
                     req->sched.nrounds, req->sched.nactions, req->sched.tmp_size);
     }
     *request = &req->super;

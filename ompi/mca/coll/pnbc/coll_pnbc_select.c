@@ -289,7 +289,7 @@ static const pnbc_algorithm_t *by_rules(const pnbc_algorithm_t *table,
 
 static void say_unusable(const pnbc_coll_desc_t *d, const char *source, const char *name)
 {
-    if (mca_coll_pnbc_component.verbose >= 1) {
+    if (mca_common_pnbc_params.verbose >= 1) {
         opal_output(0, "coll:pnbc: %s_init: %s algorithm \"%s\" unknown or unusable for this "
                     "call; choosing automatically", d->name, source, name);
     }

@@ -7,38 +7,36 @@
  * and never touch the schedule's structure, only its cursor.
  */
 
-#include "coll_pnbc_request.h"
+#include "common_pnbc_request.h"
 
 #include "ompi/errhandler/errhandler.h"
-#include "opal/runtime/opal_progress.h"
 
 #include <stdlib.h>
 
 /* ------------------------------------------------------------------ */
-/* Active list (component-wide, guarded by the component lock)         */
+/* Active list (engine-wide, guarded by the engine lock)               */
 /* ------------------------------------------------------------------ */
 
-static void active_push(mca_coll_pnbc_request_t *req)
+/* Caller holds the engine lock. */
+static void active_push(pnbc_request_t *req)
 {
-    mca_coll_pnbc_component_t *c = &mca_coll_pnbc_component;
-    OPAL_THREAD_LOCK(&c->lock);
+    pnbc_engine_t *e = &mca_common_pnbc_engine;
     req->prev = NULL;
-    req->next = c->active_head;
-    if (NULL != c->active_head) {
-        c->active_head->prev = req;
+    req->next = e->active_head;
+    if (NULL != e->active_head) {
+        e->active_head->prev = req;
     }
-    c->active_head = req;
-    OPAL_THREAD_UNLOCK(&c->lock);
+    e->active_head = req;
 }
 
-/* Caller holds the component lock. */
-static void active_unlink(mca_coll_pnbc_request_t *req)
+/* Caller holds the engine lock. */
+static void active_unlink(pnbc_request_t *req)
 {
-    mca_coll_pnbc_component_t *c = &mca_coll_pnbc_component;
+    pnbc_engine_t *e = &mca_common_pnbc_engine;
     if (NULL != req->prev) {
         req->prev->next = req->next;
     } else {
-        c->active_head = req->next;
+        e->active_head = req->next;
     }
     if (NULL != req->next) {
         req->next->prev = req->prev;
@@ -46,38 +44,49 @@ static void active_unlink(mca_coll_pnbc_request_t *req)
     req->next = req->prev = NULL;
 }
 
-/* The schedule ran to its end: publish the result to MPI. */
-static void request_complete(mca_coll_pnbc_request_t *req)
+/* The request's work is done: publish the result to MPI. */
+static void request_complete(pnbc_request_t *req)
 {
     req->super.req_status.MPI_ERROR = ompi_errcode_get_mpi_code(req->exec.error);
+    if (NULL != req->ops && NULL != req->ops->complete) {
+        req->ops->complete(req);
+    }
     ompi_request_complete(&req->super, true);
 }
 
-int mca_coll_pnbc_request_progress_all(void)
+static bool request_progress(pnbc_request_t *req)
 {
-    mca_coll_pnbc_component_t *c = &mca_coll_pnbc_component;
+    if (NULL != req->ops && NULL != req->ops->progress) {
+        return req->ops->progress(req);
+    }
+    return pnbc_exec_progress(&req->exec);
+}
+
+int pnbc_request_progress_all(void)
+{
+    pnbc_engine_t *e = &mca_common_pnbc_engine;
     int completed = 0;
 
-    if (NULL == c->active_head) {
+    if (NULL == e->active_head) {
         return 0;   /* the common case: costs one load */
     }
-    OPAL_THREAD_LOCK(&c->lock);
-    if (c->in_progress) {   /* a transport re-entered opal_progress */
-        OPAL_THREAD_UNLOCK(&c->lock);
+    pnbc_engine_lock();
+    if (e->in_progress) {   /* a transport re-entered opal_progress */
+        pnbc_engine_unlock();
         return 0;
     }
-    c->in_progress = true;
-    mca_coll_pnbc_request_t *req = c->active_head, *next;
+    e->in_progress = true;
+    pnbc_request_t *req = e->active_head, *next;
     for (; NULL != req; req = next) {
         next = req->next;
-        if (pnbc_exec_progress(&req->exec)) {
+        if (request_progress(req)) {
             active_unlink(req);
             request_complete(req);
             completed++;
         }
     }
-    c->in_progress = false;
-    OPAL_THREAD_UNLOCK(&c->lock);
+    e->in_progress = false;
+    pnbc_engine_unlock();
     return completed;
 }
 
@@ -85,7 +94,7 @@ int mca_coll_pnbc_request_progress_all(void)
 /* ompi_request_t callbacks                                           */
 /* ------------------------------------------------------------------ */
 
-static int request_start_one(mca_coll_pnbc_request_t *req)
+static int request_start_one(pnbc_request_t *req)
 {
     if (OPAL_UNLIKELY(OMPI_REQUEST_ACTIVE == req->super.req_state)) {
         /* Starting an active request is erroneous (MPI-4.1 sec. 3.9). */
@@ -95,21 +104,25 @@ static int request_start_one(mca_coll_pnbc_request_t *req)
     req->super.req_complete = REQUEST_PENDING;
     req->super.req_status.MPI_ERROR = MPI_SUCCESS;
 
-    if (pnbc_exec_start(&req->exec)) {
+    pnbc_engine_lock();
+    bool done = (NULL != req->ops && NULL != req->ops->start) ? req->ops->start(req)
+                                                              : pnbc_exec_start(&req->exec);
+    if (done) {
         request_complete(req);
     } else {
         active_push(req);
     }
+    pnbc_engine_unlock();
     return OMPI_SUCCESS;
 }
 
 /* req_start: MPI_Startall hands over runs of requests sharing this
- * function, so this receives arrays. */
+ * function -- pnbc requests of any kind -- so this receives arrays. */
 static int request_start(size_t count, ompi_request_t **requests)
 {
     int rc = OMPI_SUCCESS;
     for (size_t i = 0; i < count; ++i) {
-        int one = request_start_one((mca_coll_pnbc_request_t *) requests[i]);
+        int one = request_start_one((pnbc_request_t *) requests[i]);
         if (OMPI_SUCCESS == rc) {
             rc = one;
         }
@@ -119,12 +132,18 @@ static int request_start(size_t count, ompi_request_t **requests)
 
 static int request_free(ompi_request_t **request)
 {
-    mca_coll_pnbc_request_t *req = (mca_coll_pnbc_request_t *) *request;
+    pnbc_request_t *req = (pnbc_request_t *) *request;
 
-    /* Freeing an active persistent collective request is erroneous
-     * (MPI-4.1 sec. 6.12): report it and leave the request usable. */
+    /* Freeing an active persistent collective or partitioned request is
+     * erroneous (MPI-4.1 sec. 6.12, 4.2): report it and leave the request
+     * usable. */
     if (OMPI_REQUEST_ACTIVE == req->super.req_state) {
         return MPI_ERR_REQUEST;
+    }
+    if (NULL != req->ops && NULL != req->ops->free) {
+        pnbc_engine_lock();
+        req->ops->free(req);
+        pnbc_engine_unlock();
     }
     OMPI_REQUEST_FINI(&req->super);
     OBJ_RELEASE(req);
@@ -136,29 +155,33 @@ static int request_cancel(ompi_request_t *request, int complete)
 {
     (void) request;
     (void) complete;
-    return MPI_ERR_REQUEST;   /* collectives cannot be cancelled */
+    /* Collectives cannot be cancelled; MPI-4.1 sec. 4.2 does not allow
+     * cancelling an active partitioned request either. */
+    return MPI_ERR_REQUEST;
 }
 
 /* ------------------------------------------------------------------ */
 /* Construction and retained objects                                  */
 /* ------------------------------------------------------------------ */
 
-static void request_construct(mca_coll_pnbc_request_t *req)
+static void request_construct(pnbc_request_t *req)
 {
     req->super.req_type = OMPI_REQUEST_COLL;
     req->super.req_start = request_start;
     req->super.req_free = request_free;
     req->super.req_cancel = request_cancel;
+    req->kind = PNBC_REQ_COLL;
+    req->ops = NULL;
     pnbc_sched_construct(&req->sched);
     req->comm = NULL;
     req->op = NULL;
     req->dtypes = NULL;
     req->ndtypes = req->dtypes_cap = 0;
-    req->coll_name = req->algorithm = NULL;
+    req->name = req->algorithm = NULL;
     req->next = req->prev = NULL;
 }
 
-static void request_destruct(mca_coll_pnbc_request_t *req)
+static void request_destruct(pnbc_request_t *req)
 {
     pnbc_sched_destruct(&req->sched);
     for (uint32_t i = 0; i < req->ndtypes; ++i) {
@@ -173,16 +196,14 @@ static void request_destruct(mca_coll_pnbc_request_t *req)
     }
 }
 
-OBJ_CLASS_INSTANCE(mca_coll_pnbc_request_t, ompi_request_t,
-                   request_construct, request_destruct);
+OBJ_CLASS_INSTANCE(pnbc_request_t, ompi_request_t, request_construct, request_destruct);
 
-mca_coll_pnbc_request_t *mca_coll_pnbc_request_new(ompi_communicator_t *comm, int tag)
+void pnbc_request_setup(pnbc_request_t *req, pnbc_req_kind_t kind,
+                        const pnbc_request_ops_t *ops, ompi_communicator_t *comm, int tag)
 {
-    mca_coll_pnbc_request_t *req = OBJ_NEW(mca_coll_pnbc_request_t);
-    if (NULL == req) {
-        return NULL;
-    }
     OMPI_REQUEST_INIT(&req->super, true);
+    req->kind = kind;
+    req->ops = ops;
     req->super.req_mpi_object.comm = comm;
     req->super.req_status.MPI_SOURCE = MPI_ANY_SOURCE;
     req->super.req_status.MPI_TAG = MPI_ANY_TAG;
@@ -193,10 +214,18 @@ mca_coll_pnbc_request_t *mca_coll_pnbc_request_new(ompi_communicator_t *comm, in
     req->exec.sched = &req->sched;
     req->exec.comm = comm;
     req->exec.tag = tag;
+}
+
+pnbc_request_t *pnbc_request_new(ompi_communicator_t *comm, int tag)
+{
+    pnbc_request_t *req = OBJ_NEW(pnbc_request_t);
+    if (NULL != req) {
+        pnbc_request_setup(req, PNBC_REQ_COLL, NULL, comm, tag);
+    }
     return req;
 }
 
-int mca_coll_pnbc_request_retain_dtype(mca_coll_pnbc_request_t *req, ompi_datatype_t *dtype)
+int pnbc_request_retain_dtype(pnbc_request_t *req, ompi_datatype_t *dtype)
 {
     if (NULL == dtype || ompi_datatype_is_predefined(dtype)) {
         return OMPI_SUCCESS;    /* predefined types live as long as MPI */
@@ -220,7 +249,7 @@ int mca_coll_pnbc_request_retain_dtype(mca_coll_pnbc_request_t *req, ompi_dataty
     return OMPI_SUCCESS;
 }
 
-void mca_coll_pnbc_request_retain_op(mca_coll_pnbc_request_t *req, ompi_op_t *op)
+void pnbc_request_retain_op(pnbc_request_t *req, ompi_op_t *op)
 {
     if (NULL != op && NULL == req->op) {
         OBJ_RETAIN(op);

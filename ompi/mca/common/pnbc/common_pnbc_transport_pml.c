@@ -7,18 +7,18 @@
  * persistent PML requests here.
  */
 
-#include "coll_pnbc_transport.h"
+#include "common_pnbc_transport.h"
 
 #include "ompi/mca/pml/pml.h"
 #include "ompi/request/request.h"
 
 /* Messages to a local-group peer of an intercommunicator (a->local) travel
  * on comm->c_local_comm with the request's mirrored tag (see
- * mca_coll_pnbc_local_tag in coll_pnbc.h). */
+ * pnbc_local_tag in coll_pnbc.h). */
 static int pml_post(pnbc_action_t *a, const pnbc_channel_t *ch)
 {
     ompi_communicator_t *comm = a->local ? ch->comm->c_local_comm : ch->comm;
-    const int tag = a->local ? mca_coll_pnbc_local_tag(ch->tag) : ch->tag;
+    const int tag = pnbc_channel_tag(ch, a);
     int rc;
 
     if (PNBC_ACT_SEND == a->kind) {

@@ -92,7 +92,7 @@
  * which removes it when the process ends, even by a signal.
  */
 
-#include "coll_pnbc_transport.h"
+#include "common_pnbc_transport.h"
 
 #include "ompi/mca/pml/pml.h"
 #include "ompi/proc/proc.h"
@@ -248,7 +248,7 @@ typedef struct shm_shape_t {
  * the message. */
 static size_t shm_box_max(const pnbc_channel_t *ch)
 {
-    const int forced = mca_coll_pnbc_component.shm_frag_bytes;
+    const int forced = mca_common_pnbc_params.shm_frag_bytes;
     const size_t box = (forced > 0) ? (size_t) forced : ch->large.box_max;
     return (box < SHM_FRAG_MIN) ? SHM_FRAG_MIN : box;
 }
@@ -259,7 +259,7 @@ static shm_shape_t slot_shape(const shm_action_t *t)
     if (bytes <= shm_box_max(&t->ch)) {
         return (shm_shape_t) { bytes, SHM_DEEP };
     }
-    const int stream = mca_coll_pnbc_component.shm_stream_frag_bytes;
+    const int stream = mca_common_pnbc_params.shm_stream_frag_bytes;
     return (shm_shape_t) { (stream < SHM_STREAM_FRAG_MIN) ? SHM_STREAM_FRAG_MIN : (size_t) stream,
                            SHM_STREAM_DEPTH };
 }
@@ -473,7 +473,7 @@ static bool shm_peer_ok(const pnbc_action_t *a, const pnbc_channel_t *ch)
 {
     ompi_communicator_t *comm = ch->comm;
 
-    if (!mca_coll_pnbc_component.shm || a->local || OMPI_COMM_IS_INTER(comm) ||
+    if (!mca_common_pnbc_params.shm || a->local || OMPI_COMM_IS_INTER(comm) ||
         a->peer == ompi_comm_rank(comm)) {
         return false;
     }
@@ -490,8 +490,8 @@ static bool shm_bind(pnbc_action_t *a, const pnbc_channel_t *ch)
 
     /* Both sides decide alike: same algorithm, same parameters, and a
      * SEND has the type signature of its RECV. */
-    const int max_bytes = mca_coll_pnbc_component.shm_max_bytes;
-    if (max_bytes < 0 || bytes > (size_t) max_bytes || !shm_peer_ok(a, ch) ||
+    const int max_bytes = mca_common_pnbc_params.shm_max_bytes;
+    if (max_bytes < 0 || ch->sizes_may_differ || bytes > (size_t) max_bytes || !shm_peer_ok(a, ch) ||
         (bytes > shm_box_max(ch) && bytes > ch->large.shm_max)) {
         return false;
     }
@@ -694,7 +694,7 @@ static int recv_fall_back(pnbc_schedule_t *s, const char *dir, const pnbc_channe
     close(fd);
     /* The marker is unlinked with the directory (free or finalize). */
     free(path);
-    if (mca_coll_pnbc_component.verbose >= 1) {
+    if (mca_common_pnbc_params.verbose >= 1) {
         opal_output(0, "coll:pnbc: shm segment for cid %u tag %d not created (%s), "
                     "receiving through pml", (unsigned) ch->comm->c_contextid, ch->tag,
                     strerror(why));
@@ -772,7 +772,7 @@ static int shm_commit(pnbc_schedule_t *s, const pnbc_channel_t *ch)
     if (OMPI_SUCCESS == rc) {
         rc = shm_commit_sends(s, ch);
     }
-    if (mca_coll_pnbc_component.verbose >= 2) {
+    if (mca_common_pnbc_params.verbose >= 2) {
         uint32_t nsend = 0, nrecv = 0, nfold = 0;
         for (uint32_t i = 0; i < s->nactions; ++i) {
             nsend += is_shm(&s->actions[i], PNBC_ACT_SEND);
@@ -820,7 +820,7 @@ static bool send_find_slot(const pnbc_action_t *a, shm_action_t *t)
  * this round's pml-bound messages to the same peer ahead of the waiting
  * shm-bound ones, which the receiver posted first -- pml would match
  * them crosswise.  So they travel on the request's mirrored tag
- * (mca_coll_pnbc_local_tag), which on an intracommunicator nothing else
+ * (pnbc_local_tag), which on an intracommunicator nothing else
  * uses (it carries intercommunicator local-group traffic, on the
  * internal c_local_comm only), and among themselves keep schedule order:
  * the sender switches all its actions to that peer at once, posting the
@@ -828,7 +828,7 @@ static bool send_find_slot(const pnbc_action_t *a, shm_action_t *t)
  */
 static int fallback_post(pnbc_action_t *a, shm_action_t *t)
 {
-    const int tag = mca_coll_pnbc_local_tag(t->ch.tag);
+    const int tag = pnbc_local_tag(pnbc_channel_tag(&t->ch, a));
     if (PNBC_ACT_SEND == a->kind) {
         return MCA_PML_CALL(isend(a->buf.addr, a->buf.count, a->buf.dtype, a->peer, tag,
                                   MCA_PML_BASE_SEND_STANDARD, t->ch.comm, &t->req));
@@ -892,7 +892,7 @@ static bool send_attach(pnbc_action_t *a, shm_action_t *t)
     }
     /* Single copy for large messages in one piece, where the collective
      * takes it. */
-    t->offer = mca_coll_pnbc_component.shm_single_copy && t->ch.large.single_copy &&
+    t->offer = mca_common_pnbc_params.shm_single_copy && t->ch.large.single_copy &&
                NULL != t->flat && t->bytes > shm_box_max(&t->ch) && t->bytes == t->capacity;
     return true;
 }
@@ -1053,7 +1053,7 @@ static bool recv_take_offer(shm_action_t *t, shm_box_t *box, uint64_t q)
         t->err = MPI_ERR_TRUNCATE;          /* the sender completes anyway */
         bytes = 0;
     }
-    const bool read = mca_coll_pnbc_component.shm_single_copy && !t->slot->refused &&
+    const bool read = mca_common_pnbc_params.shm_single_copy && !t->slot->refused &&
                       NULL == t->fold_op && 0 != o.pid_ns && pid_namespace() == o.pid_ns &&
                       (NULL != t->flat ? read_peer(o.pid, o.addr, t->flat, bytes)
                                        : recv_read_packed(t, &o, bytes, box->data));

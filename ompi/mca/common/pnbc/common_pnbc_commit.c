@@ -2,203 +2,21 @@
  * Copyright (c) 2026 The pnbc developers.
  * SPDX-License-Identifier: BSD-3-Clause
  *
- * Schedule builder and commit.  Runs only at *_init (and free), so it
- * may allocate; everything a start needs is produced here.
+ * Commit: turn a built schedule into one a start can run without any
+ * arithmetic or allocation -- allocate the temporary area, drop empty
+ * rounds, number the messages of each pair of ranks, resolve every
+ * reference to an address, prepare convertors, bind each SEND/RECV to a
+ * transport, and apply the peepholes the bound transports allow (eager
+ * sends first, reductions folded into a receive).
  */
 
-#include "coll_pnbc_schedule.h"
-#include "coll_pnbc_transport.h"
+#include "common_pnbc_schedule.h"
+#include "common_pnbc_transport.h"
 
 #include "opal/datatype/opal_convertor.h"
 
 #include <stdlib.h>
 #include <string.h>
-
-#define PNBC_TMP_ALIGN 64   /* temporaries start on cache-line boundaries */
-
-void pnbc_sched_construct(pnbc_schedule_t *s)
-{
-    memset(s, 0, sizeof(*s));
-}
-
-void pnbc_sched_destruct(pnbc_schedule_t *s)
-{
-    for (uint32_t i = 0; i < s->nactions; ++i) {
-        pnbc_transport_unbind(&s->actions[i]);
-        if (NULL != s->actions[i].pack) {
-            OBJ_RELEASE(s->actions[i].pack);
-        }
-        if (NULL != s->actions[i].unpack) {
-            OBJ_RELEASE(s->actions[i].unpack);
-        }
-    }
-    free(s->rounds);
-    free(s->actions);
-    free(s->tmp);
-    memset(s, 0, sizeof(*s));
-}
-
-/* Grow an array to hold at least `need` elements; sticky error on failure. */
-static bool sched_reserve(pnbc_schedule_t *s, void **array, uint32_t *cap,
-                          uint32_t need, size_t elem_size)
-{
-    if (OMPI_SUCCESS != s->error) {
-        return false;
-    }
-    if (need > *cap) {
-        uint32_t ncap = *cap ? *cap * 2 : 8;
-        while (ncap < need) {
-            ncap *= 2;
-        }
-        void *grown = realloc(*array, (size_t) ncap * elem_size);
-        if (NULL == grown) {
-            s->error = OMPI_ERR_OUT_OF_RESOURCE;
-            return false;
-        }
-        *array = grown;
-        *cap = ncap;
-    }
-    return true;
-}
-
-void pnbc_sched_round(pnbc_schedule_t *s)
-{
-    if (!sched_reserve(s, (void **) &s->rounds, &s->rounds_cap, s->nrounds + 1,
-                       sizeof(pnbc_round_t))) {
-        return;
-    }
-    pnbc_round_t *r = &s->rounds[s->nrounds++];
-    r->first = s->nactions;
-    r->nactions = 0;
-    r->ncomm = 0;
-}
-
-/* Append an action to the current round (opening one if none is open). */
-static pnbc_action_t *sched_append(pnbc_schedule_t *s, pnbc_action_kind_t kind)
-{
-    if (0 == s->nrounds) {
-        pnbc_sched_round(s);
-    }
-    if (!sched_reserve(s, (void **) &s->actions, &s->actions_cap, s->nactions + 1,
-                       sizeof(pnbc_action_t))) {
-        return NULL;
-    }
-    pnbc_action_t *a = &s->actions[s->nactions++];
-    memset(a, 0, sizeof(*a));
-    a->kind = kind;
-    pnbc_round_t *r = &s->rounds[s->nrounds - 1];
-    r->nactions++;
-    if (PNBC_ACT_SEND == kind || PNBC_ACT_RECV == kind) {
-        r->ncomm++;
-    }
-    return a;
-}
-
-static pnbc_span_t span(pnbc_ref_t ref, size_t count, ompi_datatype_t *dtype)
-{
-    pnbc_span_t sp = { .ref = ref, .addr = NULL, .count = count, .dtype = dtype };
-    return sp;
-}
-
-pnbc_ref_t pnbc_sched_tmp(pnbc_schedule_t *s, size_t count, ompi_datatype_t *dtype)
-{
-    ptrdiff_t lb, extent, true_lb, true_extent;
-    ompi_datatype_get_extent(dtype, &lb, &extent);
-    ompi_datatype_get_true_extent(dtype, &true_lb, &true_extent);
-
-    size_t bytes = 0;
-    if (count > 0) {
-        bytes = (size_t) true_extent + (count - 1) * (size_t) extent;
-    }
-    size_t offset = (s->tmp_size + PNBC_TMP_ALIGN - 1) & ~(size_t) (PNBC_TMP_ALIGN - 1);
-    s->tmp_size = offset + bytes;
-    /* Element 0's data begins at true_lb: shift so it lands at `offset`. */
-    return pnbc_ref(PNBC_BUF_TMP, (ptrdiff_t) offset - true_lb);
-}
-
-void pnbc_sched_local_peers(pnbc_schedule_t *s, bool local)
-{
-    s->local_peers = local;
-}
-
-static void sched_p2p(pnbc_schedule_t *s, pnbc_action_kind_t kind, pnbc_ref_t ref,
-                      size_t count, ompi_datatype_t *dtype, int peer)
-{
-    pnbc_action_t *a = sched_append(s, kind);
-    if (NULL != a) {
-        a->buf = span(ref, count, dtype);
-        a->peer = peer;
-        a->local = s->local_peers;
-    }
-}
-
-void pnbc_sched_send(pnbc_schedule_t *s, pnbc_ref_t ref, size_t count,
-                     ompi_datatype_t *dtype, int peer)
-{
-    sched_p2p(s, PNBC_ACT_SEND, ref, count, dtype, peer);
-}
-
-void pnbc_sched_recv(pnbc_schedule_t *s, pnbc_ref_t ref, size_t count,
-                     ompi_datatype_t *dtype, int peer)
-{
-    sched_p2p(s, PNBC_ACT_RECV, ref, count, dtype, peer);
-}
-
-void pnbc_sched_reduce(pnbc_schedule_t *s, pnbc_ref_t source, pnbc_ref_t target,
-                       size_t count, ompi_datatype_t *dtype, ompi_op_t *op)
-{
-    if (0 == count) {
-        return;
-    }
-    pnbc_action_t *a = sched_append(s, PNBC_ACT_REDUCE);
-    if (NULL != a) {
-        a->buf = span(target, count, dtype);
-        a->src = span(source, count, dtype);
-        a->op = op;
-    }
-}
-
-void pnbc_sched_copy(pnbc_schedule_t *s, pnbc_ref_t src, size_t scount,
-                     ompi_datatype_t *sdtype, pnbc_ref_t dst, size_t dcount,
-                     ompi_datatype_t *ddtype)
-{
-    if (0 == scount || (pnbc_ref_eq(src, dst) && sdtype == ddtype && scount == dcount)) {
-        return;
-    }
-    bool convert = (sdtype != ddtype || scount != dcount);
-    bool via_staging = convert && !ompi_datatype_is_contiguous_memory_layout(sdtype, scount) &&
-                       !ompi_datatype_is_contiguous_memory_layout(ddtype, dcount);
-    pnbc_ref_t staging = PNBC_REF_NONE;
-    if (via_staging) {
-        staging = pnbc_sched_tmp(s, scount * sdtype->super.size, MPI_BYTE);
-    }
-    pnbc_action_t *a = sched_append(s, PNBC_ACT_COPY);
-    if (NULL != a) {
-        a->buf = span(dst, dcount, ddtype);
-        a->src = span(src, scount, sdtype);
-        a->staging = span(staging, scount * sdtype->super.size, MPI_BYTE);
-    }
-}
-
-/* A convertor over a resolved span, ready to be rewound at each start.
- * Also used by the shm transport. */
-opal_convertor_t *pnbc_prepared_convertor(const pnbc_span_t *sp, bool for_send)
-{
-    opal_convertor_t *conv = OBJ_NEW(opal_convertor_t);
-    if (NULL == conv) {
-        return NULL;
-    }
-    int rc = for_send
-        ? opal_convertor_copy_and_prepare_for_send(ompi_mpi_local_convertor, &sp->dtype->super,
-                                                   sp->count, sp->addr, 0, conv)
-        : opal_convertor_copy_and_prepare_for_recv(ompi_mpi_local_convertor, &sp->dtype->super,
-                                                   sp->count, sp->addr, 0, conv);
-    if (OPAL_SUCCESS != rc) {
-        OBJ_RELEASE(conv);
-        return NULL;
-    }
-    return conv;
-}
 
 /* COPY between different type maps: pack from a non-contiguous source,
  * unpack into a non-contiguous destination (both through staging). */
@@ -232,18 +50,6 @@ static int bind_copy(pnbc_action_t *a)
         a->staging.addr = (char *) a->src.addr + true_lb;
     }
     return OMPI_SUCCESS;
-}
-
-void pnbc_sched_rebase(pnbc_schedule_t *s, uint32_t mark, pnbc_buf_t buf, pnbc_ref_t to)
-{
-    for (uint32_t i = mark; i < s->nactions; ++i) {
-        pnbc_span_t *spans[] = { &s->actions[i].buf, &s->actions[i].src };
-        for (size_t k = 0; k < sizeof(spans) / sizeof(spans[0]); ++k) {
-            if (buf == spans[k]->ref.buf) {
-                spans[k]->ref = pnbc_ref_shift(to, spans[k]->ref.disp);
-            }
-        }
-    }
 }
 
 /* Remove rounds that ended up with no actions (builders may open a round
@@ -475,7 +281,7 @@ static int number_pair_messages(pnbc_schedule_t *s)
 int pnbc_sched_commit(pnbc_schedule_t *s, const void *sbuf, void *rbuf,
                       ompi_communicator_t *comm, int tag)
 {
-    const pnbc_channel_t ch = { comm, tag, s->large };
+    const pnbc_channel_t ch = { comm, tag, s->large, s->distinct_tags, s->sizes_may_differ };
 
     if (OMPI_SUCCESS != s->error) {
         return s->error;

@@ -13,41 +13,10 @@
  * polled (from MPI_Start and from the opal_progress callback).
  */
 
-#include "coll_pnbc_schedule.h"
-#include "coll_pnbc_transport.h"
+#include "common_pnbc_schedule.h"
+#include "common_pnbc_transport.h"
 
 #include "opal/datatype/opal_convertor.h"
-
-/* Run one convertor over a flat region (pack into it or unpack from
- * it), for up to `bytes` from `position` on in packed order; returns the
- * bytes moved (packing stops short of an element that does not fit).
- * Also used by the shm transport, one fragment at a time. */
-size_t pnbc_convert_part(opal_convertor_t *conv, void *flat, size_t bytes, size_t position,
-                         bool pack)
-{
-    size_t max_data = bytes;
-    struct iovec iov = { .iov_base = flat, .iov_len = bytes };
-    uint32_t iov_count = 1;
-
-    /* Consecutive fragments continue where the last one stopped: then
-     * the convertor keeps the part of an element that straddles the
-     * boundary, which setting the position again would drop. */
-    if (conv->bConverted != position) {
-        opal_convertor_set_position(conv, &position);
-    }
-    if (pack) {
-        opal_convertor_pack(conv, &iov, &iov_count, &max_data);
-    } else {
-        opal_convertor_unpack(conv, &iov, &iov_count, &max_data);
-    }
-    return max_data;
-}
-
-int pnbc_convert_flat(opal_convertor_t *conv, void *flat, size_t bytes, bool pack)
-{
-    return (pnbc_convert_part(conv, flat, bytes, 0, pack) == bytes) ? OMPI_SUCCESS
-                                                                    : MPI_ERR_TRUNCATE;
-}
 
 static int exec_convert(const pnbc_action_t *a)
 {
@@ -79,17 +48,37 @@ static int exec_local(const pnbc_action_t *a)
     return exec_convert(a);
 }
 
-/* Run round x->round's actions; leaves x->pending = posted SEND/RECVs. */
+static pnbc_channel_t exec_channel(const pnbc_exec_t *x)
+{
+    const pnbc_channel_t ch = { x->comm, x->tag, { 0, 0, false }, x->sched->distinct_tags,
+                               x->sched->sizes_may_differ };
+    return ch;
+}
+
+static void exec_note_error(pnbc_exec_t *x, int rc)
+{
+    if (OPAL_UNLIKELY(OMPI_SUCCESS != rc) && OMPI_SUCCESS == x->error) {
+        x->error = rc;
+    }
+}
+
+/* Run round x->round's actions; leaves x->pending = SEND/RECVs posted or
+ * waiting for their gate. */
 static void exec_begin_round(pnbc_exec_t *x)
 {
     const pnbc_round_t *r = &x->sched->rounds[x->round];
     pnbc_action_t *a = &x->sched->actions[r->first];
-    const pnbc_channel_t ch = { x->comm, x->tag, { 0, 0, false } };
+    const pnbc_channel_t ch = exec_channel(x);
     int rc;
 
     x->pending = 0;
     for (uint32_t i = 0; i < r->nactions; ++i, ++a) {
         if (PNBC_ACT_SEND == a->kind || PNBC_ACT_RECV == a->kind) {
+            a->done = false;
+            if (a->gate_left > 0) {
+                x->pending++;       /* posted by pnbc_exec_open_gate() */
+                continue;
+            }
             rc = a->transport->post(a, &ch);
             if (OMPI_SUCCESS == rc) {
                 x->pending++;
@@ -99,10 +88,27 @@ static void exec_begin_round(pnbc_exec_t *x)
         } else {
             rc = OMPI_SUCCESS;      /* done by the transport of a RECV */
         }
-        if (OPAL_UNLIKELY(OMPI_SUCCESS != rc) && OMPI_SUCCESS == x->error) {
-            x->error = rc;
-        }
+        exec_note_error(x, rc);
     }
+}
+
+int pnbc_exec_open_gate(pnbc_exec_t *x, pnbc_action_t *a)
+{
+    if (0 == a->gate_left || 0 != --a->gate_left) {
+        return OMPI_SUCCESS;
+    }
+    const pnbc_round_t *r = &x->sched->rounds[x->round < x->sched->nrounds ? x->round : 0];
+    const uint32_t idx = (uint32_t) (a - x->sched->actions);
+    if (x->round >= x->sched->nrounds || idx < r->first || idx >= r->first + r->nactions) {
+        return OMPI_SUCCESS;        /* its round posts it when it begins */
+    }
+    const pnbc_channel_t ch = exec_channel(x);
+    int rc = a->transport->post(a, &ch);
+    if (OMPI_SUCCESS != rc) {
+        x->pending--;               /* counted as waiting, never posted */
+        exec_note_error(x, rc);
+    }
+    return rc;
 }
 
 /* Test the current round's in-flight actions; true when none is left. */
@@ -117,9 +123,8 @@ static bool exec_round_done(pnbc_exec_t *x)
             continue;
         }
         x->pending--;
-        if (OPAL_UNLIKELY(MPI_SUCCESS != err) && OMPI_SUCCESS == x->error) {
-            x->error = err;
-        }
+        a->done = true;
+        exec_note_error(x, err);
     }
     return 0 == x->pending;
 }

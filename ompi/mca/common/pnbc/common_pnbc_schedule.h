@@ -28,10 +28,10 @@
  * pnbc_sched_commit() reports it.
  */
 
-#ifndef MCA_COLL_PNBC_SCHEDULE_H
-#define MCA_COLL_PNBC_SCHEDULE_H
+#ifndef MCA_COMMON_PNBC_SCHEDULE_H
+#define MCA_COMMON_PNBC_SCHEDULE_H
 
-#include "coll_pnbc.h"
+#include "common_pnbc.h"
 
 BEGIN_C_DECLS
 
@@ -106,6 +106,14 @@ typedef struct pnbc_action_t {
      * the same pair of ranks in this schedule (both sides agree on it:
      * MPI's non-overtaking order), so a transport can pair them at init. */
     uint32_t pair_seq;
+    /* SEND gated on user events (partitioned: MPI_Pready): its round
+     * leaves it unposted while gate_left > 0; pnbc_exec_open_gate()
+     * counts an event and posts it at zero.  The client sets gate_left
+     * before each start.  0: not gated. */
+    uint32_t gate_left;
+    /* SEND/RECV finished in the current run (reset when its round
+     * begins): the per-action completion query (MPI_Parrived). */
+    bool done;
 
     /* COPY between different type maps: convertors prepared at commit
      * (a start only rewinds them).  `pack` reads src, `unpack` writes buf;
@@ -147,6 +155,14 @@ typedef struct pnbc_schedule_t {
     uint32_t nactions, actions_cap;
 
     bool local_peers;   /* builder state: see pnbc_sched_local_peers() */
+    /* Set before commit by clients whose messages between one pair of
+     * ranks may be posted in any order (partitioned: each unit when it is
+     * ready): every message then carries its own tag, tag - pair_seq. */
+    bool distinct_tags;
+    /* Set before commit when a SEND and its RECV may differ in size (a
+     * partitioned receive smaller than its send must report truncation):
+     * only transports that can tell the receiver take such messages. */
+    bool sizes_may_differ;
     pnbc_large_msgs_t large;    /* set before commit */
     size_t tmp_size;    /* bytes reserved by pnbc_sched_tmp() */
     void *tmp;          /* allocated by pnbc_sched_commit() */
@@ -230,7 +246,11 @@ typedef struct pnbc_exec_t {
 bool pnbc_exec_start(pnbc_exec_t *x);
 /* Advance as far as possible; returns true when the run finished. */
 bool pnbc_exec_progress(pnbc_exec_t *x);
+/* One event for a gated SEND (see pnbc_action_t.gate_left): posts it
+ * when that was the last one it waited for and its round is running.
+ * Caller holds the engine lock. */
+int pnbc_exec_open_gate(pnbc_exec_t *x, pnbc_action_t *a);
 
 END_C_DECLS
 
-#endif /* MCA_COLL_PNBC_SCHEDULE_H */
+#endif /* MCA_COMMON_PNBC_SCHEDULE_H */

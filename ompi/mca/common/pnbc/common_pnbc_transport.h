@@ -22,10 +22,10 @@
  *      (process_vm_readv).  Tried before pml.
  */
 
-#ifndef MCA_COLL_PNBC_TRANSPORT_H
-#define MCA_COLL_PNBC_TRANSPORT_H
+#ifndef MCA_COMMON_PNBC_TRANSPORT_H
+#define MCA_COMMON_PNBC_TRANSPORT_H
 
-#include "coll_pnbc_schedule.h"
+#include "common_pnbc_schedule.h"
 
 BEGIN_C_DECLS
 
@@ -33,7 +33,16 @@ typedef struct pnbc_channel_t {
     ompi_communicator_t *comm;
     int tag;
     pnbc_large_msgs_t large;    /* at bind: pnbc_schedule_t.large */
+    bool distinct_tags;         /* pnbc_schedule_t.distinct_tags */
+    bool sizes_may_differ;      /* pnbc_schedule_t.sizes_may_differ */
 } pnbc_channel_t;
+
+/* The PML tag of a SEND/RECV on channel ch. */
+static inline int pnbc_channel_tag(const pnbc_channel_t *ch, const pnbc_action_t *a)
+{
+    const int tag = ch->distinct_tags ? ch->tag - (int) a->pair_seq : ch->tag;
+    return a->local ? pnbc_local_tag(tag) : tag;
+}
 
 typedef struct pnbc_transport_t {
     const char *name;
@@ -69,4 +78,4 @@ void pnbc_transport_shm_finalize(void);
 
 END_C_DECLS
 
-#endif /* MCA_COLL_PNBC_TRANSPORT_H */
+#endif /* MCA_COMMON_PNBC_TRANSPORT_H */

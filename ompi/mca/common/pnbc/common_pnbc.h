@@ -1,0 +1,167 @@
+/*
+ * Copyright (c) 2026 The pnbc developers.
+ * SPDX-License-Identifier: BSD-3-Clause
+ *
+ * common/pnbc: the planned-communication engine shared by pnbc's clients
+ * (the coll/pnbc component: persistent collectives; libpnbc, the MPI
+ * extension: partitioned communication).
+ *
+ *   common_pnbc_schedule.[ch]  the typed schedule (IR) and its builder
+ *   common_pnbc_commit.c       commit: addresses, transports, peepholes
+ *   common_pnbc_exec.c         the executor (knows no client)
+ *   common_pnbc_transport*.{h,c}, common_pnbc_shm*.c   transports
+ *   common_pnbc_request.[ch]   the request core: one req_start for every
+ *                              kind of pnbc request, one progress loop
+ *   common_pnbc_engine.c       engine state, parameters, init/fini
+ *
+ * This header holds what the whole engine shares: its parameters (the
+ * coll component registers them as coll_pnbc_* MCA variables; without it
+ * they keep their defaults), its lock and active list, the tag windows,
+ * and small helpers every client needs.
+ */
+
+#ifndef MCA_COMMON_PNBC_H
+#define MCA_COMMON_PNBC_H
+
+#include "ompi_config.h"
+
+#include "mpi.h"
+#include "ompi/communicator/communicator.h"
+#include "ompi/datatype/ompi_datatype.h"
+#include "ompi/op/op.h"
+#include "opal/threads/mutex.h"
+
+BEGIN_C_DECLS
+
+/* ------------------------------------------------------------------ */
+/* Parameters                                                         */
+/* ------------------------------------------------------------------ */
+
+typedef struct pnbc_engine_params_t {
+    int verbose;
+    int shm;            /* shm transport on (coll_pnbc_shm) */
+    int shm_max_bytes;  /* largest message it carries (coll_pnbc_shm_max_bytes) */
+    int shm_frag_bytes; /* messages up to this size take one box
+                           (coll_pnbc_shm_frag_bytes; 0: per client) */
+    int shm_stream_frag_bytes; /* larger ones stream through boxes this
+                                  big (coll_pnbc_shm_stream_frag_bytes) */
+    int shm_single_copy;/* ...or go in one copy, process_vm_readv */
+} pnbc_engine_params_t;
+
+OMPI_DECLSPEC extern pnbc_engine_params_t mca_common_pnbc_params;
+
+/* ------------------------------------------------------------------ */
+/* Engine state                                                       */
+/* ------------------------------------------------------------------ */
+
+struct pnbc_request_t;
+
+typedef struct pnbc_engine_t {
+    /* Requests that are started and not yet complete (intrusive list
+     * through pnbc_request_t.next/prev).  The progress callback walks
+     * only this list, so it costs one load when no request is active. */
+    struct pnbc_request_t *active_head;
+    opal_mutex_t lock;  /* the active list, every request's execution
+                           state, and clients' matching state */
+    int users;          /* clients holding the engine (init/fini) */
+    bool progress_registered;
+    bool in_progress;   /* guards against re-entrant progress */
+} pnbc_engine_t;
+
+OMPI_DECLSPEC extern pnbc_engine_t mca_common_pnbc_engine;
+
+/* A client takes the engine (idempotent per call pair; the first one
+ * sets it up and registers the progress callback) and releases it; the
+ * last release removes the shared-memory files left and unregisters. */
+OMPI_DECLSPEC int mca_common_pnbc_init(void);
+OMPI_DECLSPEC void mca_common_pnbc_fini(void);
+
+static inline void pnbc_engine_lock(void)
+{
+    OPAL_THREAD_LOCK(&mca_common_pnbc_engine.lock);
+}
+
+static inline void pnbc_engine_unlock(void)
+{
+    OPAL_THREAD_UNLOCK(&mca_common_pnbc_engine.lock);
+}
+
+/* ------------------------------------------------------------------ */
+/* Tags                                                               */
+/* ------------------------------------------------------------------ */
+
+/*
+ * pnbc's traffic must never match the user's (tags >= 0), tuned's and
+ * basic's blocking collectives (-10..-26), libnbc's nonblocking ones
+ * (-27 .. -INT_MAX/2) or the neighbourhood/ucc tags below them.  The only
+ * remaining space is the window Open MPI reserves for coll/hcoll, which
+ * is not built into this Open MPI (and uses the top of its window only);
+ * pnbc takes windows deep inside it:
+ *
+ *   collectives   PNBC_TAG_FIRST - [0, 2^27)          one tag per request
+ *   their local-group traffic  PNBC_TAG_FIRST - [2^27, 2^28)
+ *   partitioned handshakes     PNBC_PART_TAG_HANDSHAKE
+ *   partitioned data           PNBC_PART_TAG_FIRST - [0, 2^28): one
+ *                              window of PNBC_PART_UNITS tags per receive
+ */
+#define PNBC_TAG_FIRST  (-1300000000)
+#define PNBC_TAG_SPAN   (1u << 27)
+#define PNBC_PART_TAG_HANDSHAKE (-1590000000)
+#define PNBC_PART_TAG_FIRST     (-1600000000)
+#define PNBC_PART_UNITS         1024u       /* messages per request, at most */
+#define PNBC_PART_IDS           (1u << 17)  /* live receive requests per process:
+                                               tags in [0, 2^27), their shm fallback
+                                               mirror (pnbc_local_tag) in [2^27, 2^28) */
+
+/* On an intercommunicator, traffic inside the local group travels on
+ * comm->c_local_comm.  A pnbc request created on that communicator
+ * itself would draw its tag from the upper half of the collective window,
+ * so local-group traffic mirrors the request's tag into the lower half,
+ * which no request tag occupies. */
+static inline int pnbc_local_tag(int request_tag)
+{
+    return request_tag - (int) PNBC_TAG_SPAN;
+}
+
+/* ------------------------------------------------------------------ */
+/* Helpers every client needs                                         */
+/* ------------------------------------------------------------------ */
+
+/* Largest power of two <= n (n >= 1). */
+static inline int pnbc_pow2_floor(int n)
+{
+    int p = 1;
+    while (p <= n / 2) {
+        p *= 2;
+    }
+    return p;
+}
+
+/* Extent of a datatype (0 for NULL). */
+static inline ptrdiff_t pnbc_extent(ompi_datatype_t *dtype)
+{
+    ptrdiff_t lb = 0, extent = 0;
+    if (NULL != dtype) {
+        ompi_datatype_get_extent(dtype, &lb, &extent);
+    }
+    return extent;
+}
+
+/* Packed size of a datatype in bytes (0 for NULL). */
+static inline size_t pnbc_type_size(ompi_datatype_t *dtype)
+{
+    size_t size = 0;
+    if (NULL != dtype) {
+        ompi_datatype_type_size(dtype, &size);
+    }
+    return size;
+}
+
+static inline bool pnbc_op_commutative(ompi_op_t *op)
+{
+    return NULL == op || ompi_op_is_commute(op);
+}
+
+END_C_DECLS
+
+#endif /* MCA_COMMON_PNBC_H */

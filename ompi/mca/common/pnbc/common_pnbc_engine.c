@@ -1,0 +1,72 @@
+/*
+ * Copyright (c) 2026 The pnbc developers.
+ * SPDX-License-Identifier: BSD-3-Clause
+ *
+ * Engine state shared by every client: parameters, the lock and active
+ * list, and the progress callback, set up by the first client and torn
+ * down by the last (the coll component at open/close; libpnbc at its
+ * first partitioned init and at MPI_Finalize).
+ */
+
+#include "common_pnbc.h"
+#include "common_pnbc_request.h"
+#include "common_pnbc_transport.h"
+
+#include "opal/runtime/opal_progress.h"
+
+#include <limits.h>
+
+/* Defaults; the coll component registers these as coll_pnbc_* MCA
+ * variables (their storage is here, so a client that runs without the
+ * coll component -- partitioned communication with --mca coll ^pnbc --
+ * still sees values set with --mca or OMPI_MCA_ once the component has
+ * been opened, and these defaults otherwise). */
+pnbc_engine_params_t mca_common_pnbc_params = {
+    .verbose = 0,
+    .shm = 1,
+    .shm_max_bytes = INT_MAX,
+    .shm_frag_bytes = 0,
+    .shm_stream_frag_bytes = 131072,
+    .shm_single_copy = 1,
+};
+
+pnbc_engine_t mca_common_pnbc_engine = {
+    .active_head = NULL,
+    .users = 0,
+    .progress_registered = false,
+    .in_progress = false,
+};
+
+static int engine_progress(void)
+{
+    return pnbc_request_progress_all();
+}
+
+/* Called from MPI_Init (coll component open) or from an MPI call (libpnbc)
+ * of one thread at a time per client; the client lock-free counter is
+ * only touched here. */
+int mca_common_pnbc_init(void)
+{
+    pnbc_engine_t *e = &mca_common_pnbc_engine;
+    if (0 == e->users++) {
+        OBJ_CONSTRUCT(&e->lock, opal_mutex_t);
+        e->active_head = NULL;
+        e->in_progress = false;
+        e->progress_registered = (OPAL_SUCCESS == opal_progress_register(engine_progress));
+    }
+    return e->progress_registered ? OMPI_SUCCESS : OMPI_ERROR;
+}
+
+void mca_common_pnbc_fini(void)
+{
+    pnbc_engine_t *e = &mca_common_pnbc_engine;
+    if (e->users <= 0 || 0 != --e->users) {
+        return;
+    }
+    pnbc_transport_shm_finalize();
+    if (e->progress_registered) {
+        opal_progress_unregister(engine_progress);
+        e->progress_registered = false;
+    }
+    OBJ_DESTRUCT(&e->lock);
+}

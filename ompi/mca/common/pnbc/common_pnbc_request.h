@@ -1,0 +1,98 @@
+/*
+ * Copyright (c) 2026 The pnbc developers.
+ * SPDX-License-Identifier: BSD-3-Clause
+ *
+ * The request core: every pnbc request -- persistent collective,
+ * partitioned send or receive -- is an ompi_request_t of type
+ * OMPI_REQUEST_COLL with req_persistent set, owning a schedule, its
+ * execution cursor and references to the user's datatypes and op.  All
+ * kinds share one req_start, so MPI_Startall reaches pnbc once per run of
+ * pnbc requests whatever their kinds, one progress loop and one free.
+ *
+ *   init --> INACTIVE --start--> ACTIVE --(schedule done)--> complete
+ *               ^                                               |
+ *               +----------- Wait/Test (by ompi_request) -------+
+ *
+ * A kind that needs more than "run the schedule" (partitioned: a
+ * handshake before the first run) gives hooks (pnbc_request_ops_t).
+ */
+
+#ifndef MCA_COMMON_PNBC_REQUEST_H
+#define MCA_COMMON_PNBC_REQUEST_H
+
+#include "common_pnbc.h"
+#include "common_pnbc_schedule.h"
+#include "ompi/request/request.h"
+
+BEGIN_C_DECLS
+
+typedef enum {
+    PNBC_REQ_COLL,      /* persistent collective (coll/pnbc) */
+    PNBC_REQ_PSEND,     /* partitioned send (libpnbc) */
+    PNBC_REQ_PRECV      /* partitioned receive (libpnbc) */
+} pnbc_req_kind_t;
+
+struct pnbc_request_t;
+
+typedef struct pnbc_request_ops_t {
+    /* At start, with the engine lock held, after the request became
+     * ACTIVE: set up this epoch.  Return true when the request is
+     * already complete, false to have progress() called until it is.
+     * NULL: run the schedule (pnbc_exec_start). */
+    bool (*start)(struct pnbc_request_t *req);
+    /* From progress, engine lock held: true when complete.
+     * NULL: pnbc_exec_progress. */
+    bool (*progress)(struct pnbc_request_t *req);
+    /* Just before completion is published: fill in the status. */
+    void (*complete)(struct pnbc_request_t *req);
+    /* At free of an inactive request, before it is destroyed. */
+    void (*free)(struct pnbc_request_t *req);
+} pnbc_request_ops_t;
+
+typedef struct pnbc_request_t {
+    ompi_request_t super;
+    pnbc_req_kind_t kind;
+    const pnbc_request_ops_t *ops;      /* NULL: all defaults */
+
+    pnbc_schedule_t sched;
+    pnbc_exec_t exec;
+
+    /* Objects retained at init and released at free: the user may free
+     * their handles while the request lives (MPI-4.1 sec. 2.5.1). */
+    ompi_communicator_t *comm;
+    ompi_op_t *op;
+    ompi_datatype_t **dtypes;
+    uint32_t ndtypes, dtypes_cap;
+
+    const char *name;           /* "allreduce", "psend", ... */
+    const char *algorithm;
+
+    /* Link in the engine's active list while started. */
+    struct pnbc_request_t *next, *prev;
+} pnbc_request_t;
+
+OMPI_DECLSPEC OBJ_CLASS_DECLARATION(pnbc_request_t);
+
+/* Set up a request constructed by OBJ_NEW (of pnbc_request_t or of a
+ * class derived from it): inactive, on comm, using `tag`. */
+OMPI_DECLSPEC void pnbc_request_setup(pnbc_request_t *req, pnbc_req_kind_t kind,
+                                      const pnbc_request_ops_t *ops,
+                                      ompi_communicator_t *comm, int tag);
+/* A new, inactive collective request on comm using `tag`. */
+OMPI_DECLSPEC pnbc_request_t *pnbc_request_new(ompi_communicator_t *comm, int tag);
+
+/* Keep a reference to a user datatype / op until the request is freed. */
+OMPI_DECLSPEC int pnbc_request_retain_dtype(pnbc_request_t *req, ompi_datatype_t *dtype);
+OMPI_DECLSPEC void pnbc_request_retain_op(pnbc_request_t *req, ompi_op_t *op);
+
+/* Poll every active request (the opal_progress callback). */
+OMPI_DECLSPEC int pnbc_request_progress_all(void);
+
+static inline bool pnbc_request_is_active(const pnbc_request_t *req)
+{
+    return OMPI_REQUEST_ACTIVE == req->super.req_state;
+}
+
+END_C_DECLS
+
+#endif /* MCA_COMMON_PNBC_REQUEST_H */
