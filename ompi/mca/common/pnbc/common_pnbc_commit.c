@@ -67,7 +67,7 @@ static void sched_drop_empty_rounds(pnbc_schedule_t *s)
 
 static bool is_eager_send(const pnbc_action_t *a)
 {
-    return PNBC_ACT_SEND == a->kind && &pnbc_transport_shm == a->transport;
+    return PNBC_ACT_SEND == a->kind && 0 != (a->transport->caps & PNBC_TCAP_EAGER_SEND);
 }
 
 static bool is_comm(const pnbc_action_t *a)
@@ -91,9 +91,10 @@ static void eager_sends_first(pnbc_action_t *acts, uint32_t from, uint32_t to,
 }
 
 /* Within each run of consecutive SEND/RECVs of a round, post the SENDs
- * bound to shm first: such a send is done once its data is in the peer's
- * box, and the peer gets it sooner than after our receives are posted
- * (np=2, 8 B allreduce: 0.33 vs 0.37 us).  Receives stay ahead of the
+ * whose transport is eager (PNBC_TCAP_EAGER_SEND) first: such a send is
+ * done once its data is at the peer's side, and the peer gets it sooner
+ * than after our receives are posted (shm, np=2, 8 B allreduce: 0.33 vs
+ * 0.37 us).  Receives stay ahead of the
  * PML's sends, so that an eager message finds its receive posted.  A
  * stable partition: the order of the sends to any one peer, hence
  * pair_seq and MPI's matching order, does not change.  Local actions
@@ -219,15 +220,16 @@ static bool fold_ok(const pnbc_schedule_t *s, uint32_t r, const pnbc_action_t *a
     return true;
 }
 
-/* Offer each shm RECV the REDUCE that consumes it, for its transport to
- * fold straight from the shared boxes (saving the copy out of them). */
+/* Offer each RECV whose transport can fold (PNBC_TCAP_FOLD) the REDUCE
+ * that consumes it, for the transport to carry out straight from its own
+ * buffers (saving the copy out of them). */
 static void find_folds(pnbc_schedule_t *s)
 {
     for (uint32_t r = 0; r + 1 < s->nrounds; ++r) {
         const pnbc_round_t *now = &s->rounds[r], *next = &s->rounds[r + 1];
         for (uint32_t i = now->first; i < now->first + now->nactions; ++i) {
             pnbc_action_t *a = &s->actions[i];
-            if (PNBC_ACT_RECV != a->kind || &pnbc_transport_shm != a->transport) {
+            if (PNBC_ACT_RECV != a->kind || 0 == (a->transport->caps & PNBC_TCAP_FOLD)) {
                 continue;
             }
             for (uint32_t j = next->first; j < next->first + next->nactions; ++j) {

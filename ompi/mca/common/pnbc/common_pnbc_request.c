@@ -141,9 +141,7 @@ static int request_free(ompi_request_t **request)
         return MPI_ERR_REQUEST;
     }
     if (NULL != req->ops && NULL != req->ops->free) {
-        pnbc_engine_lock();
         req->ops->free(req);
-        pnbc_engine_unlock();
     }
     OMPI_REQUEST_FINI(&req->super);
     OBJ_RELEASE(req);
@@ -214,6 +212,11 @@ void pnbc_request_setup(pnbc_request_t *req, pnbc_req_kind_t kind,
     req->exec.sched = &req->sched;
     req->exec.comm = comm;
     req->exec.tag = tag;
+}
+
+bool pnbc_request_is_pnbc(const ompi_request_t *request)
+{
+    return NULL != request && request_start == request->req_start;
 }
 
 pnbc_request_t *pnbc_request_new(ompi_communicator_t *comm, int tag)

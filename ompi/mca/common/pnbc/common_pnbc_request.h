@@ -45,7 +45,8 @@ typedef struct pnbc_request_ops_t {
     bool (*progress)(struct pnbc_request_t *req);
     /* Just before completion is published: fill in the status. */
     void (*complete)(struct pnbc_request_t *req);
-    /* At free of an inactive request, before it is destroyed. */
+    /* At free of an inactive request, before it is destroyed (without
+     * the engine lock: the hook takes it if it needs it). */
     void (*free)(struct pnbc_request_t *req);
 } pnbc_request_ops_t;
 
@@ -80,6 +81,9 @@ OMPI_DECLSPEC void pnbc_request_setup(pnbc_request_t *req, pnbc_req_kind_t kind,
                                       ompi_communicator_t *comm, int tag);
 /* A new, inactive collective request on comm using `tag`. */
 OMPI_DECLSPEC pnbc_request_t *pnbc_request_new(ompi_communicator_t *comm, int tag);
+
+/* Whether an MPI request is one of pnbc's (of any kind). */
+OMPI_DECLSPEC bool pnbc_request_is_pnbc(const ompi_request_t *request);
 
 /* Keep a reference to a user datatype / op until the request is freed. */
 OMPI_DECLSPEC int pnbc_request_retain_dtype(pnbc_request_t *req, ompi_datatype_t *dtype);

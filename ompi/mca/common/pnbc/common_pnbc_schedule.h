@@ -96,12 +96,14 @@ typedef struct pnbc_action_t {
                            rank of the LOCAL group (pnbc_sched_local_peers) */
 
     /* Bound at commit: how this SEND/RECV moves its bytes.  `inflight`
-     * is true from post until test reports completion; `handle` (pml) or
-     * `tstate` (other transports) is the transport's own state. */
+     * is true from post until test reports completion; `tstate` is the
+     * bound transport's own state, which only that transport reads. */
     const struct pnbc_transport_t *transport;
     bool inflight;
-    ompi_request_t *handle;
-    void *tstate;
+    union {
+        ompi_request_t *req;    /* pml: the PML request in flight */
+        void *ptr;              /* others: their per-action state */
+    } tstate;
     /* This action's position among the same-direction messages between
      * the same pair of ranks in this schedule (both sides agree on it:
      * MPI's non-overtaking order), so a transport can pair them at init. */

@@ -44,8 +44,20 @@ static inline int pnbc_channel_tag(const pnbc_channel_t *ch, const pnbc_action_t
     return a->local ? pnbc_local_tag(tag) : tag;
 }
 
+/* What a transport can do beyond moving bytes (pnbc_transport_t.caps);
+ * commit's peepholes ask for these, never for a transport by name. */
+#define PNBC_TCAP_EAGER_SEND 0x1u   /* a SEND completes without the receiver
+                                       taking part (its data is buffered at
+                                       the receiver's side): commit posts it
+                                       before the round's receives */
+#define PNBC_TCAP_FOLD       0x2u   /* a RECV can carry out the REDUCE that
+                                       consumes it (pnbc_action_t.fold) while
+                                       copying the message out, straight from
+                                       the transport's own buffers */
+
 typedef struct pnbc_transport_t {
     const char *name;
+    unsigned caps;      /* PNBC_TCAP_* */
     /* At commit: prepare everything a start needs for this action.
      * Returns false when this transport cannot carry it (the next one in
      * line is tried).  NULL: nothing to prepare. */
@@ -64,7 +76,7 @@ typedef struct pnbc_transport_t {
 
 extern const pnbc_transport_t pnbc_transport_pml;
 /* shm: same-node messages through slots of a shared file
- * (coll_pnbc_transport_shm.c). */
+ * (common_pnbc_transport_shm.c, common_pnbc_shm*.c). */
 extern const pnbc_transport_t pnbc_transport_shm;
 
 /* Bind an action to the first transport that accepts it (pml always does). */

@@ -3,7 +3,7 @@
  * SPDX-License-Identifier: BSD-3-Clause
  *
  * The point-to-point transport: ordinary PML isend/irecv requests on the
- * request's private tag.  See coll_pnbc_transport.h for why these beat
+ * request's private tag.  See common_pnbc_transport.h for why these beat
  * persistent PML requests here.
  */
 
@@ -14,7 +14,7 @@
 
 /* Messages to a local-group peer of an intercommunicator (a->local) travel
  * on comm->c_local_comm with the request's mirrored tag (see
- * pnbc_local_tag in coll_pnbc.h). */
+ * pnbc_local_tag in common_pnbc.h). */
 static int pml_post(pnbc_action_t *a, const pnbc_channel_t *ch)
 {
     ompi_communicator_t *comm = a->local ? ch->comm->c_local_comm : ch->comm;
@@ -23,10 +23,10 @@ static int pml_post(pnbc_action_t *a, const pnbc_channel_t *ch)
 
     if (PNBC_ACT_SEND == a->kind) {
         rc = MCA_PML_CALL(isend(a->buf.addr, a->buf.count, a->buf.dtype, a->peer, tag,
-                                MCA_PML_BASE_SEND_STANDARD, comm, &a->handle));
+                                MCA_PML_BASE_SEND_STANDARD, comm, &a->tstate.req));
     } else {
         rc = MCA_PML_CALL(irecv(a->buf.addr, a->buf.count, a->buf.dtype, a->peer, tag,
-                                comm, &a->handle));
+                                comm, &a->tstate.req));
     }
     a->inflight = (OMPI_SUCCESS == rc);
     return rc;
@@ -34,19 +34,20 @@ static int pml_post(pnbc_action_t *a, const pnbc_channel_t *ch)
 
 static bool pml_test(pnbc_action_t *a, int *err)
 {
-    if (!REQUEST_COMPLETE(a->handle)) {
+    if (!REQUEST_COMPLETE(a->tstate.req)) {
         return false;
     }
     a->inflight = false;
-    *err = a->handle->req_status.MPI_ERROR;
+    *err = a->tstate.req->req_status.MPI_ERROR;
     /* A completed non-persistent PML request goes back to its free list. */
-    ompi_request_free(&a->handle);
-    a->handle = NULL;
+    ompi_request_free(&a->tstate.req);
+    a->tstate.req = NULL;
     return true;
 }
 
 const pnbc_transport_t pnbc_transport_pml = {
     .name = "pml",
+    .caps = 0,
     .bind = NULL,
     .commit = NULL,
     .post = pml_post,

@@ -1,0 +1,257 @@
+/*
+ * Copyright (c) 2026 The pnbc developers.
+ * SPDX-License-Identifier: BSD-3-Clause
+ *
+ * The shared-memory transport's private declarations: the layout of a
+ * receiver's request file, the per-action state, the slot shape, and the
+ * functions its files share.  The protocol is described at the top of
+ * common_pnbc_transport_shm.c; the files:
+ *
+ *   common_pnbc_transport_shm.c  bind, unbind, commit; the transport itself
+ *   common_pnbc_shm_file.c       the process's directory, regions (mapped
+ *                                request files), building the receiver's
+ *                                file or its fallback marker, cleanup
+ *   common_pnbc_shm_slot.c       the slot protocol: post/test, finding a
+ *                                slot, boxes, streaming, the pml fallback
+ *   common_pnbc_shm_copy.c       single copy (offers, process_vm_readv) and
+ *                                folding a message into a reduction
+ */
+
+#ifndef MCA_COMMON_PNBC_SHM_H
+#define MCA_COMMON_PNBC_SHM_H
+
+#include "common_pnbc_transport.h"
+
+#include "ompi/request/request.h"
+#include "opal/datatype/opal_convertor.h"
+#include "opal/util/proc.h"
+
+#include <stdint.h>
+
+BEGIN_C_DECLS
+
+#define SHM_MAGIC       UINT64_C(0x31636e62702d6d73)   /* "sm-pbnc1" */
+#define SHM_LINE        128     /* two cache lines: the adjacent-line
+                                   prefetcher moves them as a pair */
+#define SHM_TRUNCATED   UINT64_MAX  /* len: the message did not fit */
+#define SHM_OFFER       (UINT64_MAX - 1)  /* len: the box holds a shm_offer_t */
+#define SHM_DEEP        8       /* boxes per slot for one-box messages */
+#define SHM_STREAM_DEPTH 4      /* boxes per slot of a streamed message */
+#define SHM_FRAG_MIN    1024
+#define SHM_STREAM_FRAG_MIN 256 /* > the largest element a fold carries */
+
+/* ------------------------------------------------------------------ */
+/* File layout                                                        */
+/* ------------------------------------------------------------------ */
+
+typedef struct shm_header_t {
+    uint64_t magic;
+    uint32_t nslots;
+    uint32_t pad;
+} shm_header_t;
+
+typedef struct shm_entry_t {
+    int32_t sender;         /* rank in the communicator */
+    uint32_t pair_seq;
+    uint64_t offset;        /* of the slot, from the start of the file */
+    uint64_t capacity;      /* bytes the receiver expects */
+    uint64_t depth;         /* boxes in the slot */
+    uint64_t frag;          /* bytes per box */
+} shm_entry_t;
+
+/* A slot: the receiver's counter, then `depth` boxes; fragment q goes
+ * into box q % depth. */
+typedef struct shm_slot_t {
+    volatile uint64_t consumed;
+    volatile uint64_t refused;      /* the receiver cannot take offers */
+    char pad[SHM_LINE - 2 * sizeof(uint64_t)];
+} shm_slot_t;
+
+/* A box's data when its len is SHM_OFFER: where the sender's message is
+ * (single copy, see pnbc_shm_send_offer()). */
+typedef struct shm_offer_t {
+    uint64_t pid;
+    uint64_t pid_ns;        /* see pid_namespace() */
+    uint64_t addr;
+    uint64_t bytes;
+} shm_offer_t;
+
+typedef struct shm_box_t {
+    volatile uint64_t full;
+    uint64_t len;
+    uint64_t last;          /* the message's last fragment */
+    char data[];            /* frag bytes */
+} shm_box_t;
+
+static inline size_t shm_box_size(size_t frag)
+{
+    size_t bytes = sizeof(shm_box_t) + frag;
+    return (bytes + SHM_LINE - 1) & ~(size_t) (SHM_LINE - 1);
+}
+
+static inline size_t shm_slot_size(size_t frag, size_t depth)
+{
+    return sizeof(shm_slot_t) + depth * shm_box_size(frag);
+}
+
+/* ------------------------------------------------------------------ */
+/* Per-action and shared state                                        */
+/* ------------------------------------------------------------------ */
+
+/* A mapped request file: the receiver's own, or a peer's seen by a
+ * sender.  Shared (refcount) by the actions of one request using it. */
+typedef struct shm_region_t {
+    int refs;
+    bool owner;             /* we created it: unlink at the last release */
+    char *path;
+    void *base;             /* NULL until mapped */
+    size_t size;
+    /* Sender: its actions sending to this peer, in schedule order (they
+     * switch to pml together, see region_fall_back()). */
+    struct pnbc_action_t **acts;
+    uint32_t nacts;
+} shm_region_t;
+
+typedef struct shm_action_t {
+    shm_region_t *region;
+    shm_slot_t *slot;       /* NULL until found (sender: at first map) */
+    char *boxes;            /* the slot's first box */
+    size_t box_size;
+    uint64_t depth;
+    uint64_t frag;          /* bytes per box */
+    uint64_t seen;          /* sender: the receiver's `consumed`, last read */
+    uint64_t q;             /* fragments moved through the slot so far */
+    uint64_t moved;         /* bytes of this post moved so far */
+    bool offer;             /* sender: offer single copy (see send_offer) */
+    bool offered;           /* sender: an offer is out */
+    bool done;              /* this post has finished */
+    int err;
+    pnbc_channel_t ch;      /* test() has none: kept for the sender's
+                               first map and the fallback */
+    size_t bytes;           /* of this side's data */
+    uint64_t capacity;      /* sender: the receiver's byte count */
+    char *flat;             /* contiguous data, or NULL: use conv */
+    opal_convertor_t *conv; /* non-contiguous data, prepared at bind */
+    bool fallback;          /* the receiver has no file: pml, see below */
+    ompi_request_t *req;    /* its PML request then */
+    /* Receiver folding the message into a reduction (see pnbc_shm_recv_fold()). */
+    ompi_op_t *fold_op;     /* NULL: copy the data out */
+    ompi_datatype_t *fold_dtype;
+    size_t fold_elsize;
+    char *fold_acc;         /* acc = data (op) acc, or */
+    char *fold_operand;     /* landing = operand (op) data */
+    char carry[64];         /* an element split between two fragments */
+} shm_action_t;
+
+typedef struct shm_shape_t {
+    size_t frag;            /* bytes per box */
+    size_t depth;           /* boxes, a power of two */
+} shm_shape_t;
+
+/* The receiver's choice of boxes for a message of `bytes` (the sender
+ * reads it from the file).  Several boxes let a sender start message n
+ * while its receiver is still reading n-1: in an exchange (allreduce)
+ * each side finishes as soon as it has the other's message, so with one
+ * box the faster one would wait for the slower one's read at its next
+ * start, a cache-line round trip on the critical path; and a root
+ * repeating a bcast runs ahead as it would over an eager PML protocol
+ * (np=2, bcast in a loop: 8 B 0.18 us with 8 boxes vs 0.40 with 1; 4 KiB
+ * 0.64 with 8, 0.85 with 2, 2.0 with 1; 16 KiB 1.8 with 8, 2.4 with 2;
+ * 64 KiB 5.2 with 8, 6.6 with 4).
+ * Larger messages stream through a few boxes of
+ * coll_pnbc_shm_stream_frag_bytes, so a slot's memory does not grow with
+ * the message. */
+static inline size_t shm_box_max(const pnbc_channel_t *ch)
+{
+    const int forced = mca_common_pnbc_params.shm_frag_bytes;
+    const size_t box = (forced > 0) ? (size_t) forced : ch->large.box_max;
+    return (box < SHM_FRAG_MIN) ? SHM_FRAG_MIN : box;
+}
+
+static inline shm_shape_t slot_shape(const shm_action_t *t)
+{
+    const size_t bytes = t->bytes;
+    if (bytes <= shm_box_max(&t->ch)) {
+        return (shm_shape_t) { bytes, SHM_DEEP };
+    }
+    const int stream = mca_common_pnbc_params.shm_stream_frag_bytes;
+    return (shm_shape_t) { (stream < SHM_STREAM_FRAG_MIN) ? SHM_STREAM_FRAG_MIN : (size_t) stream,
+                           SHM_STREAM_DEPTH };
+}
+
+/* ------------------------------------------------------------------ */
+/* Helpers every part uses                                            */
+/* ------------------------------------------------------------------ */
+
+/* Is `a` a `kind` action bound to this transport? */
+static inline bool is_shm(const pnbc_action_t *a, pnbc_action_kind_t kind)
+{
+    return a->kind == kind && a->transport == &pnbc_transport_shm;
+}
+
+/* Point t at its slot in a mapping: the receiver's counter, then
+ * `depth` boxes of `frag` bytes each. */
+static inline void slot_attach(shm_action_t *t, char *slot, uint64_t frag, uint64_t depth)
+{
+    t->slot = (shm_slot_t *) slot;
+    t->boxes = slot + sizeof(shm_slot_t);
+    t->box_size = shm_box_size(frag);
+    t->depth = depth;
+    t->frag = frag;
+}
+
+/* The box of fragment q. */
+static inline shm_box_t *box_of(const shm_action_t *t, uint64_t q)
+{
+    return (shm_box_t *) (t->boxes + (q & (t->depth - 1)) * t->box_size);
+}
+
+/* Sender: may fragment q go into its box?  Box q % depth last held
+ * fragment q - depth: has it been read?  The receiver's counter is read
+ * only when the last value seen does not tell: each read is a cache-line
+ * transfer, and makes the receiver's next write of it one too. */
+static inline bool send_box_free(shm_action_t *t, uint64_t q)
+{
+    if (t->seen + t->depth < q) {
+        t->seen = __atomic_load_n(&t->slot->consumed, __ATOMIC_ACQUIRE);
+    }
+    return t->seen + t->depth >= q;
+}
+
+/* ------------------------------------------------------------------ */
+/* Between the files                                                  */
+/* ------------------------------------------------------------------ */
+
+/* common_pnbc_shm_file.c: the directory of process `name`'s files
+ * (malloc'ed; NULL: none), and our own (created at first use). */
+char *pnbc_shm_dir_path(const opal_process_name_t *name);
+const char *pnbc_shm_own_dir_get(void);
+/* The path of the request file (cid, tag) in `dir`, plus `suffix`. */
+char *pnbc_shm_request_file_path(const char *dir, const pnbc_channel_t *ch,
+                                 const char *suffix);
+/* Regions: take `path` (freed on failure); the last release unmaps, and
+ * the owner's unlinks. */
+shm_region_t *pnbc_shm_region_new(char *path, bool owner);
+void pnbc_shm_region_release(shm_region_t *r);
+/* Sender: map the receiver's file; false while it is not there. */
+bool pnbc_shm_region_try_map(shm_region_t *r);
+/* Receiver: build the file for the nslots shm RECVs of s (NULL: failed,
+ * errno says why), or publish the fallback marker instead. */
+shm_region_t *pnbc_shm_recv_file_create(pnbc_schedule_t *s, const char *dir,
+                                        const pnbc_channel_t *ch, uint32_t nslots);
+int pnbc_shm_recv_fall_back(pnbc_schedule_t *s, const char *dir, const pnbc_channel_t *ch);
+
+/* common_pnbc_shm_slot.c: the transport's post and test. */
+int pnbc_shm_post(pnbc_action_t *a, const pnbc_channel_t *ch);
+bool pnbc_shm_test(pnbc_action_t *a, int *err);
+
+/* common_pnbc_shm_copy.c: single copy and folding. */
+bool pnbc_shm_send_offer(shm_action_t *t);
+bool pnbc_shm_send_offer_answered(shm_action_t *t);
+bool pnbc_shm_recv_take_offer(shm_action_t *t, shm_box_t *box, uint64_t q);
+void pnbc_shm_recv_fold(shm_action_t *t, const char *data, uint64_t len);
+void pnbc_shm_recv_take_fold(pnbc_action_t *a, shm_action_t *t);
+
+END_C_DECLS
+
+#endif /* MCA_COMMON_PNBC_SHM_H */

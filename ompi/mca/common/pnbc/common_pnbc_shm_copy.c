@@ -1,0 +1,185 @@
+/*
+ * Copyright (c) 2026 The pnbc developers.
+ * SPDX-License-Identifier: BSD-3-Clause
+ *
+ * The shared-memory transport's single copy and folding (see
+ * common_pnbc_transport_shm.c): a sender's offer of its buffer, the
+ * receiver reading it with process_vm_readv (or refusing), and a receiver
+ * reducing a message into its result straight from the boxes.
+ */
+
+#include "common_pnbc_shm.h"
+
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+/* This process's PID namespace (the inode of /proc/self/ns/pid; 0 if
+ * unknown).  A pid names the sender only to a receiver in the same
+ * namespace: in another one (containers sharing /dev/shm) it could name
+ * an unrelated process, so such offers are refused. */
+static uint64_t pid_namespace(void)
+{
+    static uint64_t ns = UINT64_MAX;
+    if (UINT64_MAX == ns) {
+        struct stat st;
+        ns = (0 == stat("/proc/self/ns/pid", &st)) ? (uint64_t) st.st_ino : 0;
+    }
+    return ns;
+}
+
+/* Sender, single copy: describe our buffer in the message's first box;
+ * the receiver copies straight out of it (process_vm_readv). */
+bool pnbc_shm_send_offer(shm_action_t *t)
+{
+    const uint64_t q = t->q + 1;
+    if (!send_box_free(t, q)) {
+        return false;
+    }
+    shm_box_t *box = box_of(t, q);
+    shm_offer_t *o = (shm_offer_t *) box->data;
+    o->pid = (uint64_t) getpid();
+    o->pid_ns = pid_namespace();
+    o->addr = (uint64_t) (uintptr_t) t->flat;
+    o->bytes = t->bytes;
+    box->len = SHM_OFFER;
+    box->last = 0;
+    __atomic_store_n(&box->full, q, __ATOMIC_RELEASE);
+    t->q = q;
+    t->offered = true;
+    return true;
+}
+
+/* Sender: has the receiver answered our offer (counted its box
+ * consumed)?  Either it read our buffer -- the message is delivered -- or
+ * it refused (it cannot read other processes' memory: seccomp, ptrace
+ * scope) and set `refused` first: then the message follows as fragments,
+ * and so do all later ones, as the receiver refuses for good. */
+bool pnbc_shm_send_offer_answered(shm_action_t *t)
+{
+    t->seen = __atomic_load_n(&t->slot->consumed, __ATOMIC_ACQUIRE);
+    if (t->seen < t->q) {
+        return false;
+    }
+    t->offered = false;
+    if (t->slot->refused) {
+        t->offer = false;
+    }
+    return true;
+}
+
+/* Copy `len` bytes at `addr` in process `pid` to `here`; false if the
+ * kernel refuses (seccomp, ptrace scope, no such process). */
+static bool read_peer(uint64_t pid, uint64_t addr, char *here, uint64_t len)
+{
+    for (uint64_t got = 0; got < len;) {
+        struct iovec mine = { here + got, len - got };
+        struct iovec theirs = { (void *) (uintptr_t) (addr + got), len - got };
+        ssize_t n = process_vm_readv((pid_t) pid, &mine, 1, &theirs, 1, 0);
+        if (n <= 0) {
+            return false;
+        }
+        got += (uint64_t) n;
+    }
+    return true;
+}
+
+/* The offered message into a non-contiguous buffer: through `bounce`
+ * (the offer's own box, ours until we count it consumed), a box at a
+ * time. */
+static bool recv_read_packed(shm_action_t *t, const shm_offer_t *o, uint64_t bytes,
+                             char *bounce)
+{
+    for (uint64_t at = 0; at < bytes; at += t->frag) {
+        const uint64_t len = (bytes - at < t->frag) ? bytes - at : t->frag;
+        if (!read_peer(o->pid, o->addr + at, bounce, len)) {
+            return false;
+        }
+        if (pnbc_convert_part(t->conv, bounce, len, at, false) != len) {
+            t->err = MPI_ERR_TRUNCATE;
+        }
+    }
+    return true;
+}
+
+/* Receiver: box q holds the sender's offer.  Copy the message straight
+ * from its buffer (true), or refuse (false: it follows as fragments);
+ * either way the offer's box is consumed. */
+bool pnbc_shm_recv_take_offer(shm_action_t *t, shm_box_t *box, uint64_t q)
+{
+    const shm_offer_t o = *(const shm_offer_t *) box->data;
+    uint64_t bytes = o.bytes;
+    if (OPAL_UNLIKELY(bytes > t->bytes)) {
+        t->err = MPI_ERR_TRUNCATE;          /* the sender completes anyway */
+        bytes = 0;
+    }
+    const bool read = mca_common_pnbc_params.shm_single_copy && !t->slot->refused &&
+                      NULL == t->fold_op && 0 != o.pid_ns && pid_namespace() == o.pid_ns &&
+                      (NULL != t->flat ? read_peer(o.pid, o.addr, t->flat, bytes)
+                                       : recv_read_packed(t, &o, bytes, box->data));
+    if (OPAL_UNLIKELY(!read)) {
+        t->slot->refused = 1;               /* before consumed: see pnbc_shm_send_offer_answered */
+        t->err = MPI_SUCCESS;
+    }
+    __atomic_store_n(&t->slot->consumed, q, __ATOMIC_RELEASE);
+    t->q = q;
+    return read;
+}
+
+/* Fold `n` whole elements that start `at` bytes into the message. */
+static void fold_elements(shm_action_t *t, const char *data, uint64_t at, uint64_t n)
+{
+    if (NULL != t->fold_acc) {
+        ompi_op_reduce(t->fold_op, (void *) data, t->fold_acc + at, (int) n, t->fold_dtype);
+    } else {
+        /* landing = operand (op) data; for a user op the 3-buffer form
+         * computes source2 (op) source1 */
+        ompi_3buff_op_reduce(t->fold_op, (void *) data, t->fold_operand + at,
+                             (char *) t->flat + at, (int) n, t->fold_dtype);
+    }
+}
+
+/* Receiver: reduce the fragment's data into the result straight from the
+ * box.  A fragment may end inside an element (a sender's convertor packs
+ * whole primitives only): its first bytes wait in t->carry. */
+void pnbc_shm_recv_fold(shm_action_t *t, const char *data, uint64_t len)
+{
+    const uint64_t el = t->fold_elsize;
+    const uint64_t partial = t->moved % el;
+    uint64_t used = 0;
+    if (partial > 0) {
+        used = (el - partial < len) ? el - partial : len;
+        memcpy(t->carry + partial, data, used);
+        if (partial + used == el) {
+            fold_elements(t, t->carry, t->moved - partial, 1);
+        }
+    }
+    const uint64_t whole = (len - used) / el;
+    if (whole > 0) {
+        fold_elements(t, data + used, t->moved + used, whole);
+        used += whole * el;
+    }
+    memcpy(t->carry, data + used, len - used);
+    t->moved += len;
+}
+
+/* Receiver: do the REDUCE that consumes this message (a->fold, see
+ * find_folds()) while copying the message out of the boxes -- instead of
+ * copying it to its landing zone and reducing it in the next round. */
+void pnbc_shm_recv_take_fold(pnbc_action_t *a, shm_action_t *t)
+{
+    pnbc_action_t *x = a->fold;
+    if (NULL == x) {
+        return;
+    }
+    t->fold_op = x->op;
+    t->fold_dtype = x->buf.dtype;
+    t->fold_elsize = x->buf.dtype->super.size;
+    if (x->src.addr == a->buf.addr) {
+        t->fold_acc = x->buf.addr;
+    } else {
+        t->fold_operand = x->src.addr;
+    }
+    x->folded = true;
+}

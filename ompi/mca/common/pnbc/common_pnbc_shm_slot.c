@@ -1,0 +1,253 @@
+/*
+ * Copyright (c) 2026 The pnbc developers.
+ * SPDX-License-Identifier: BSD-3-Clause
+ *
+ * The shared-memory transport's slot protocol (see
+ * common_pnbc_transport_shm.c): post and test, a sender finding its slot
+ * in the receiver's file, boxes, streaming a message through them, and the
+ * pml fallback when the receiver has no file.
+ */
+
+#include "common_pnbc_shm.h"
+
+#include "ompi/mca/pml/pml.h"
+
+#include <string.h>
+
+/* Sender: find our slot in the receiver's freshly mapped table. */
+static bool send_find_slot(const pnbc_action_t *a, shm_action_t *t)
+{
+    const shm_region_t *r = t->region;
+    const shm_header_t *h = r->base;
+    const shm_entry_t *table = (const shm_entry_t *) (h + 1);
+    const int me = ompi_comm_rank(t->ch.comm);
+
+    for (uint32_t k = 0; k < h->nslots; ++k) {
+        const shm_entry_t *e = &table[k];
+        if (e->sender == me && e->pair_seq == a->pair_seq &&
+            e->depth > 0 && 0 == (e->depth & (e->depth - 1)) && e->depth <= r->size &&
+            e->frag <= r->size && (e->frag > 0 || 0 == e->capacity) &&
+            e->offset + shm_slot_size(e->frag, e->depth) <= r->size) {
+            slot_attach(t, (char *) r->base + e->offset, e->frag, e->depth);
+            t->capacity = e->capacity;
+            return true;
+        }
+    }
+    return false;
+}
+
+/*
+ * Fallback: the receiver could not build its file
+ * (pnbc_shm_recv_fall_back), so the messages of the pair that were to use
+ * shm go over pml instead.  Not on the request's tag: a sender learns of
+ * the fallback only at its first post, when it finds the marker, and by
+ * then it may have posted this round's pml-bound messages to the same
+ * peer ahead of the waiting shm-bound ones, which the receiver posted
+ * first -- pml would match them crosswise.  So they travel on the
+ * request's mirrored tag (pnbc_local_tag), which on an intracommunicator
+ * nothing else uses (it carries intercommunicator local-group traffic, on
+ * the internal c_local_comm only), and among themselves keep schedule
+ * order: the sender switches all its actions to that peer at once,
+ * posting the waiting ones in order (region_fall_back).
+ */
+static int fallback_post(pnbc_action_t *a, shm_action_t *t)
+{
+    const int tag = pnbc_local_tag(pnbc_channel_tag(&t->ch, a));
+    if (PNBC_ACT_SEND == a->kind) {
+        return MCA_PML_CALL(isend(a->buf.addr, a->buf.count, a->buf.dtype, a->peer, tag,
+                                  MCA_PML_BASE_SEND_STANDARD, t->ch.comm, &t->req));
+    }
+    return MCA_PML_CALL(irecv(a->buf.addr, a->buf.count, a->buf.dtype, a->peer, tag,
+                              t->ch.comm, &t->req));
+}
+
+/* Sender: the receiver's file is the fallback marker. */
+static void region_fall_back(shm_region_t *r)
+{
+    for (uint32_t i = 0; i < r->nacts; ++i) {
+        pnbc_action_t *a = r->acts[i];
+        shm_action_t *t = a->tstate.ptr;
+        t->fallback = true;
+        if (a->inflight && !t->done) {      /* posted, waiting for the file */
+            int rc = fallback_post(a, t);
+            if (OMPI_SUCCESS != rc) {
+                t->err = rc;
+                t->done = true;
+            }
+        }
+    }
+}
+
+/* Sender, first post: map the receiver's file and find our slot.  False
+ * while the file is not there (or once the action has failed). */
+static bool send_attach(pnbc_action_t *a, shm_action_t *t)
+{
+    shm_region_t *r = t->region;
+    if (NULL == r->base) {
+        if (!pnbc_shm_region_try_map(r)) {
+            return false;                   /* the receiver is not there yet */
+        }
+        if (NULL == r->base) {
+            region_fall_back(r);            /* this action included */
+            return false;
+        }
+    }
+    if (!send_find_slot(a, t)) {
+        t->err = MPI_ERR_INTERN;            /* the two sides disagree */
+        t->done = true;
+        return false;
+    }
+    /* Single copy for large messages in one piece, where the collective
+     * takes it. */
+    t->offer = mca_common_pnbc_params.shm_single_copy && t->ch.large.single_copy &&
+               NULL != t->flat && t->bytes > shm_box_max(&t->ch) && t->bytes == t->capacity;
+    return true;
+}
+
+/* Sender: copy fragments into free boxes (copy in, copy out); true once
+ * the last one is written.  A convertor packs whole elements only, so a
+ * fragment of non-contiguous data may fall short of the box: the last
+ * fragment is flagged rather than counted. */
+static bool send_stream(shm_action_t *t)
+{
+    uint64_t last = 0;
+    while (!last && send_box_free(t, t->q + 1)) {
+        const uint64_t q = t->q + 1;
+        shm_box_t *box = box_of(t, q);
+        uint64_t len = t->bytes - t->moved;
+        len = (len > t->frag) ? t->frag : len;
+        if (OPAL_UNLIKELY(t->bytes > t->capacity)) {
+            len = SHM_TRUNCATED;            /* tell the receiver too */
+            t->err = MPI_ERR_TRUNCATE;
+        } else if (NULL != t->flat) {
+            memcpy(box->data, t->flat + t->moved, len);
+        } else if (len > 0) {
+            len = pnbc_convert_part(t->conv, box->data, len, t->moved, true);
+        }
+        if (SHM_TRUNCATED != len) {
+            t->moved += len;
+        }
+        last = (SHM_TRUNCATED == len || t->moved == t->bytes || 0 == len);
+        if (OPAL_UNLIKELY(0 == len && t->moved < t->bytes)) {
+            t->err = MPI_ERR_INTERN;        /* the convertor made no progress */
+        }
+        box->len = len;
+        box->last = last;
+        __atomic_store_n(&box->full, q, __ATOMIC_RELEASE);
+        t->q = q;
+    }
+    return last;
+}
+
+/* Sender: move this post's message as far as the receiver lets us;
+ * t->done once it needs nothing more from our buffer. */
+static void send_progress(pnbc_action_t *a, shm_action_t *t)
+{
+    if (OPAL_UNLIKELY(NULL == t->slot) && !send_attach(a, t)) {
+        return;
+    }
+    if (t->offered) {
+        if (!pnbc_shm_send_offer_answered(t)) {
+            return;
+        }
+        if (t->offer) {
+            t->done = true;                 /* read in one copy */
+            return;
+        }
+    } else if (t->offer) {
+        (void) pnbc_shm_send_offer(t);      /* or its box is still busy */
+        return;
+    }
+    t->done = send_stream(t);
+}
+
+/* Receiver: take the fragments that are there; t->done after the last. */
+static void recv_progress(shm_action_t *t)
+{
+    for (;;) {
+        const uint64_t q = t->q + 1;
+        shm_box_t *box = box_of(t, q);
+        if (__atomic_load_n(&box->full, __ATOMIC_ACQUIRE) != q) {
+            return;
+        }
+        const uint64_t len = box->len;
+        if (SHM_OFFER == len && 0 == t->moved) {
+            if (pnbc_shm_recv_take_offer(t, box, q)) {
+                t->done = true;
+                return;
+            }
+            continue;
+        }
+        const bool last = box->last;
+        if (OPAL_UNLIKELY(len > t->frag || t->moved + len > t->bytes)) {
+            t->err = MPI_ERR_TRUNCATE;      /* also SHM_TRUNCATED */
+        } else if (NULL != t->fold_op) {
+            pnbc_shm_recv_fold(t, box->data, len);
+        } else if (NULL != t->flat) {
+            memcpy(t->flat + t->moved, box->data, len);
+            t->moved += len;
+        } else if (len > 0) {
+            if (pnbc_convert_part(t->conv, box->data, len, t->moved, false) != len) {
+                t->err = MPI_ERR_TRUNCATE;
+            }
+            t->moved += len;
+        }
+        __atomic_store_n(&t->slot->consumed, q, __ATOMIC_RELEASE);
+        t->q = q;
+        if (last) {
+            t->done = true;
+            return;
+        }
+    }
+}
+
+int pnbc_shm_post(pnbc_action_t *a, const pnbc_channel_t *ch)
+{
+    shm_action_t *t = a->tstate.ptr;
+
+    (void) ch;  /* the same as t->ch */
+    t->moved = 0;
+    t->err = MPI_SUCCESS;
+    t->done = false;
+    a->inflight = true;
+    if (OPAL_UNLIKELY(t->fallback)) {
+        int rc = fallback_post(a, t);
+        a->inflight = (OMPI_SUCCESS == rc);
+        return rc;
+    }
+    if (PNBC_ACT_SEND == a->kind) {
+        send_progress(a, t);
+    } else {
+        recv_progress(t);
+    }
+    return OMPI_SUCCESS;
+}
+
+bool pnbc_shm_test(pnbc_action_t *a, int *err)
+{
+    shm_action_t *t = a->tstate.ptr;
+
+    if (!t->done) {
+        if (OPAL_UNLIKELY(t->fallback)) {
+            if (!REQUEST_COMPLETE(t->req)) {
+                return false;
+            }
+            t->err = t->req->req_status.MPI_ERROR;
+            ompi_request_free(&t->req);
+            t->req = NULL;
+            t->done = true;
+        } else {
+            if (PNBC_ACT_SEND == a->kind) {
+                send_progress(a, t);
+            } else {
+                recv_progress(t);
+            }
+            if (!t->done) {
+                return false;
+            }
+        }
+    }
+    a->inflight = false;
+    *err = t->err;
+    return true;
+}
