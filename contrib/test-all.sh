@@ -4,7 +4,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
 #
 # One command to test pnbc: install the dependencies, build (reusing an
-# already configured tree), and run "make check".  The last line printed
+# already configured tree), install, and run "make check".  The last line printed
 # is the test runner's "N passed, N failed" summary; the exit status is
 # non-zero if the build failed or any test failed.
 #
@@ -33,6 +33,17 @@ if [ ! -f config.status ] || [ ! -f Makefile ]; then
 fi
 
 make -j"${PNBC_MAKE_JOBS:-2}"
+
+# Install (component, engine and MPI extension libraries, headers,
+# mpicc-pnbc, pnbc.pc): the MPI-4 name tests build programs with the
+# installed wrapper and pkg-config file, as a user would.  The other tests
+# still run the component of this build tree.
+prefix=$(sed -n 's/^prefix = //p' Makefile)
+if [ "$(id -u)" -eq 0 ] || [ -w "${prefix:-/usr/local}" ]; then
+    make install >/dev/null
+else
+    echo "test-all.sh: not installing into $prefix (not writable): the MPI-4 name tests will fail"
+fi
 
 # Run the tests.  Output is shown as it comes; after the runner's summary
 # line, make's own chatter ("Making check in ...", "make[1]: *** ...

@@ -34,12 +34,17 @@ STOCK_COLL_LIST="basic,libnbc,tuned,self"
 
 pnbc_log() { printf '%s\n' "$*" >&2; }
 
+# Open MPI's own component directory.
+pnbc_system_component_dir() {
+    env -u OMPI_MCA_mca_base_component_path "$OMPI_INFO" --parsable --path pkglibdir 2>/dev/null \
+        | sed -n 's/^path:pkglibdir://p'
+}
+
 # Set OMPI_MCA_mca_base_component_path from PNBC_COMPONENT_PATH (if given).
 pnbc_setup_component_path() {
     if [ -n "${PNBC_COMPONENT_PATH:-}" ]; then
         local sysdir
-        sysdir=$(env -u OMPI_MCA_mca_base_component_path "$OMPI_INFO" --parsable --path pkglibdir 2>/dev/null \
-                 | sed -n 's/^path:pkglibdir://p')
+        sysdir=$(pnbc_system_component_dir)
         local cp="$PNBC_COMPONENT_PATH"
         if [ -n "$sysdir" ]; then
             case ":$cp:" in

@@ -23,14 +23,14 @@
 #   --batches B        timed batches per round (default 9; quick 5)
 #   --batch-ms MS      target ms per batch (default 10; quick 4)
 #   --probes P         MPI_Test calls during the overlap compute loop (default 0)
-#   --impls LIST       subset of pnbc,libnbc,tuned,mpich (default: all available)
+#   --impls LIST       subset of pnbc,pnbc-base,libnbc,tuned,mpich (default: all available)
 #   --out DIR          output directory (default bench-results)
 #   --timeout S        kill a run after S seconds (default 300)
 #   --quiet-wait S     before each run, wait up to S s for the CPUs to be idle
 #                      (other processes < QUIET_THRESHOLD=0.15 of all CPU time;
 #                      default 10, quick 3; 0 = don't wait) ...
 #   --quiet-budget S   ... but wait at most S s in all (default 120, quick 15)
-# Environment: PNBC_COMPONENT_PATH, PNBC_STANDIN=1, PNBC_REQUIRE=1, MPICC, MPIRUN,
+# Environment: PNBC_COMPONENT_PATH, PNBC_BASE_COMPONENT_PATH (impl pnbc-base), PNBC_STANDIN=1, PNBC_REQUIRE=1, MPICC, MPIRUN,
 #   OMPI_INFO, MPICC_MPICH, MPIEXEC_MPICH (see mpi-env.sh); BUILD_DIR (default: a
 #   temporary directory, removed at exit).
 # Exit status: 0 on success, 1 if a build or a run failed or a data check failed.
@@ -129,6 +129,10 @@ mapfile -t MPICH_NP_ARGS < <(mpich_np_args "$NP")
 wanted() { case ",$IMPLS_WANTED," in *",$1,"*) return 0 ;; esac; return 1; }
 IMPLS=()
 if wanted pnbc && [ -n "$PNBC_IMPL_LABEL" ]; then IMPLS+=("$PNBC_IMPL_LABEL"); fi
+# pnbc-base: another pnbc build (PNBC_BASE_COMPONENT_PATH: its component
+# directory), to compare two versions of pnbc in one interleaved run:
+# --impls pnbc,pnbc-base gives the ratio new / base and its geometric mean.
+if wanted pnbc-base && [ -n "${PNBC_BASE_COMPONENT_PATH:-}" ]; then IMPLS+=(pnbc-base); fi
 if wanted libnbc; then IMPLS+=(libnbc); fi
 if wanted tuned; then IMPLS+=(tuned); fi
 if wanted mpich && [ "$HAVE_MPICH" = 1 ]; then
@@ -153,6 +157,10 @@ impl_cmd() {
         pnbc|pnbc-standin)
             printf '%s\n' "$MPIRUN" -np "$NP" "${OMPI_NP_ARGS[@]}" --mca coll "$PNBC_IMPL_COLLS" \
                 "$BENCH_OMPI" -l "$impl" -m persistent "${common[@]}" ;;
+        pnbc-base)
+            printf '%s\n' env "OMPI_MCA_mca_base_component_path=$PNBC_BASE_COMPONENT_PATH:$(pnbc_system_component_dir)" \
+                "$MPIRUN" -np "$NP" "${OMPI_NP_ARGS[@]}" --mca coll "$PNBC_COLL_LIST" \
+                "$BENCH_OMPI" -l pnbc-base -m persistent "${common[@]}" ;;
         libnbc)
             printf '%s\n' "$MPIRUN" -np "$NP" "${OMPI_NP_ARGS[@]}" --mca coll "$STOCK_COLL_LIST" \
                 "$BENCH_OMPI" -l libnbc -m persistent "${common[@]}" ;;
