@@ -20,8 +20,9 @@ bash contrib/install-deps.sh
 
 configure_args=${PNBC_CONFIGURE_ARGS:-}
 if [ "$(id -u)" -ne 0 ] && [ -z "$configure_args" ]; then
-    # Open MPI also searches ~/.openmpi/components: no root needed there.
-    configure_args="--with-ompi-component-dir=$HOME/.openmpi/components"
+    # Open MPI also searches ~/.openmpi/components: no root needed there;
+    # libraries, headers and mpicc-pnbc go under ~/.local.
+    configure_args="--prefix=$HOME/.local --with-ompi-component-dir=$HOME/.openmpi/components"
 fi
 if [ ! -f config.status ]; then
     ./autogen.pl

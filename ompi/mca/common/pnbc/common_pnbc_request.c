@@ -97,8 +97,16 @@ int pnbc_request_progress_all(void)
 static int request_start_one(pnbc_request_t *req)
 {
     if (OPAL_UNLIKELY(OMPI_REQUEST_ACTIVE == req->super.req_state)) {
-        /* Starting an active request is erroneous (MPI-4.1 sec. 3.9). */
-        return OMPI_ERRHANDLER_INVOKE(req->comm, MPI_ERR_REQUEST, "MPI_Start");
+        /* Starting an active request is erroneous (MPI-4.1 sec. 3.9),
+         * unless its kind takes several starts in flight. */
+        int err = MPI_ERR_REQUEST;
+        if (NULL != req->ops && NULL != req->ops->start_active) {
+            pnbc_engine_lock();
+            err = req->ops->start_active(req);
+            pnbc_engine_unlock();
+        }
+        return (MPI_SUCCESS == err) ? OMPI_SUCCESS
+                                    : OMPI_ERRHANDLER_INVOKE(req->comm, err, "MPI_Start");
     }
     req->super.req_state = OMPI_REQUEST_ACTIVE;
     req->super.req_complete = REQUEST_PENDING;

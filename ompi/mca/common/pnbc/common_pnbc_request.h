@@ -29,7 +29,8 @@ BEGIN_C_DECLS
 typedef enum {
     PNBC_REQ_COLL,      /* persistent collective (coll/pnbc) */
     PNBC_REQ_PSEND,     /* partitioned send (libpnbc) */
-    PNBC_REQ_PRECV      /* partitioned receive (libpnbc) */
+    PNBC_REQ_PRECV,     /* partitioned receive (libpnbc) */
+    PNBC_REQ_CHANNEL    /* persistent point-to-point channel (libpnbc) */
 } pnbc_req_kind_t;
 
 struct pnbc_request_t;
@@ -48,6 +49,11 @@ typedef struct pnbc_request_ops_t {
     /* At free of an inactive request, before it is destroyed (without
      * the engine lock: the hook takes it if it needs it). */
     void (*free)(struct pnbc_request_t *req);
+    /* MPI_Start of an ACTIVE request (K-slack channels: up to K starts
+     * before a completion call), engine lock held: return an MPI error
+     * class to refuse it (nothing changes), MPI_SUCCESS when accepted.
+     * NULL: starting an active request is MPI_ERR_REQUEST. */
+    int (*start_active)(struct pnbc_request_t *req);
 } pnbc_request_ops_t;
 
 typedef struct pnbc_request_t {
