@@ -5,13 +5,14 @@
  * coll/pnbc: persistent nonblocking collectives for Open MPI.
  *
  * Every *_init call compiles the chosen algorithm into a typed schedule
- * (coll_pnbc_schedule.h) that lives in the request; MPI_Start runs it
- * through a generic executor (coll_pnbc_exec.c).  Nothing is planned,
- * allocated or looked up at start time.
+ * (common_pnbc_schedule.h) that lives in the request; MPI_Start runs it
+ * through the engine's generic executor (common_pnbc_exec.c).  Nothing is
+ * planned, allocated or looked up at start time.
  *
  * This header holds what the component, the module and the collective
  * entry points share: the component and module types, the MCA
- * parameters, and the argument block every *_init slot fills in.
+ * parameters, the list of collectives, and the argument block every
+ * *_init slot fills in.
  */
 
 #ifndef MCA_COLL_PNBC_H
@@ -70,31 +71,79 @@ static inline int mca_coll_pnbc_next_tag(mca_coll_pnbc_module_t *module)
 /* Collective descriptions                                            */
 /* ------------------------------------------------------------------ */
 
-/* Every persistent collective; the order is the table order of
- * coll_pnbc_select.c. */
+/*
+ * Every persistent collective pnbc knows, once:
+ *
+ *     X(ID, name, groups, large)
+ *
+ *   ID      pnbc_coll_t constant PNBC_<ID>
+ *   name    the MPI name, lower case, without MPI_ and _init: Open MPI's
+ *           slot coll_<name>_init, served by mca_coll_pnbc_<name>_init
+ *           (coll_pnbc_entry.c) with the algorithms of
+ *           pnbc_<name>_algorithms[]; MCA variable coll_pnbc_<name>_algorithm
+ *   groups  INTER: also on intercommunicators, with the algorithms of
+ *           pnbc_inter_<name>_algorithms[]; INTRA: intracommunicators only
+ *   large   how its on-node messages travel by size (pnbc_large_msgs_t):
+ *             PNBC_LARGE_PML(box)            up to box bytes through one
+ *                                            shm box, larger ones the PML
+ *             PNBC_LARGE_SINGLE_COPY(box, max)  ... larger ones up to max
+ *                                            through shm in one copy
+ *                                            (process_vm_readv)
+ *             PNBC_LARGE_STREAMED(box)       ... larger ones streamed
+ *                                            through shm boxes (and folded
+ *                                            into reductions from them)
+ *
+ * The enum, the slot declarations and the module's slot filling
+ * (coll_pnbc_module.c), the algorithm table declarations
+ * (coll_pnbc_algorithms.h), and the collective table of
+ * coll_pnbc_select.c (names, tables, MCA variables, large messages) are
+ * all generated from this list.
+ *
+ * Large messages: boxes (copy in, copy out, eight boxes deep so that
+ * senders run ahead) up to a size, then what was measured faster, which
+ * depends on what the collective does with the data next (np=2, this VM,
+ * medians of interleaved runs): boxes of 64 KiB vs 16 KiB then PML: bcast
+ * 64 KiB 4.8 vs 5.5 us, allreduce 32 KiB 5.2 vs 7.5, reduce 32 KiB 2.6 vs
+ * 4.5, but allgather 64 KiB 11.8 vs 6.9 and alltoall 12.2 vs 8.0 (in one
+ * copy).  One copy vs PML: alltoall 64 KiB 7.8 vs 10.7, 1 MiB 225 vs 256;
+ * allgather 64 KiB 10.6 vs 12.4 but 1 MiB 234 vs 206; allreduce 1 MiB 314
+ * vs 216.  Streamed vs PML: reduce (folded at the root) 1 MiB 141 vs 194,
+ * 4 MiB 631 vs 692; allreduce (both sides fold at once) 128 KiB 21 vs 17,
+ * 1 MiB 205 vs 181.
+ */
+#define PNBC_COLLECTIVES(X) \
+    X(BARRIER,              barrier,              INTER, PNBC_LARGE_PML(16384)) \
+    X(BCAST,                bcast,                INTER, PNBC_LARGE_PML(65536)) \
+    X(REDUCE,               reduce,               INTER, PNBC_LARGE_STREAMED(65536)) \
+    X(ALLREDUCE,            allreduce,            INTER, PNBC_LARGE_PML(65536)) \
+    X(GATHER,               gather,               INTER, PNBC_LARGE_PML(16384)) \
+    X(GATHERV,              gatherv,              INTER, PNBC_LARGE_PML(16384)) \
+    X(SCATTER,              scatter,              INTER, PNBC_LARGE_PML(16384)) \
+    X(SCATTERV,             scatterv,             INTER, PNBC_LARGE_PML(16384)) \
+    X(ALLGATHER,            allgather,            INTER, PNBC_LARGE_SINGLE_COPY(16384, 65536)) \
+    X(ALLGATHERV,           allgatherv,           INTER, PNBC_LARGE_SINGLE_COPY(16384, 65536)) \
+    X(ALLTOALL,             alltoall,             INTER, PNBC_LARGE_SINGLE_COPY(16384, SIZE_MAX)) \
+    X(ALLTOALLV,            alltoallv,            INTER, PNBC_LARGE_SINGLE_COPY(16384, SIZE_MAX)) \
+    X(ALLTOALLW,            alltoallw,            INTER, PNBC_LARGE_SINGLE_COPY(16384, SIZE_MAX)) \
+    X(REDUCE_SCATTER,       reduce_scatter,       INTER, PNBC_LARGE_PML(16384)) \
+    X(REDUCE_SCATTER_BLOCK, reduce_scatter_block, INTER, PNBC_LARGE_PML(16384)) \
+    X(SCAN,                 scan,                 INTRA, PNBC_LARGE_PML(16384)) \
+    X(EXSCAN,               exscan,               INTRA, PNBC_LARGE_PML(16384)) \
+    X(NEIGHBOR_ALLGATHER,   neighbor_allgather,   INTRA, PNBC_LARGE_PML(16384)) \
+    X(NEIGHBOR_ALLGATHERV,  neighbor_allgatherv,  INTRA, PNBC_LARGE_PML(16384)) \
+    X(NEIGHBOR_ALLTOALL,    neighbor_alltoall,    INTRA, PNBC_LARGE_PML(16384)) \
+    X(NEIGHBOR_ALLTOALLV,   neighbor_alltoallv,   INTRA, PNBC_LARGE_PML(16384)) \
+    X(NEIGHBOR_ALLTOALLW,   neighbor_alltoallw,   INTRA, PNBC_LARGE_PML(16384))
+
+/* pnbc_large_msgs_t initialisers (fields: box_max, shm_max, single_copy) */
+#define PNBC_LARGE_PML(box) { box, 0, false }
+#define PNBC_LARGE_SINGLE_COPY(box, max) { box, max, true }
+#define PNBC_LARGE_STREAMED(box) { box, SIZE_MAX, false }
+
 typedef enum {
-    PNBC_BARRIER,
-    PNBC_BCAST,
-    PNBC_REDUCE,
-    PNBC_ALLREDUCE,
-    PNBC_GATHER,
-    PNBC_GATHERV,
-    PNBC_SCATTER,
-    PNBC_SCATTERV,
-    PNBC_ALLGATHER,
-    PNBC_ALLGATHERV,
-    PNBC_ALLTOALL,
-    PNBC_ALLTOALLV,
-    PNBC_ALLTOALLW,
-    PNBC_REDUCE_SCATTER,
-    PNBC_REDUCE_SCATTER_BLOCK,
-    PNBC_SCAN,
-    PNBC_EXSCAN,
-    PNBC_NEIGHBOR_ALLGATHER,
-    PNBC_NEIGHBOR_ALLGATHERV,
-    PNBC_NEIGHBOR_ALLTOALL,
-    PNBC_NEIGHBOR_ALLTOALLV,
-    PNBC_NEIGHBOR_ALLTOALLW,
+#define PNBC_COLL_ENUM(ID, name, groups, large) PNBC_##ID,
+    PNBC_COLLECTIVES(PNBC_COLL_ENUM)
+#undef PNBC_COLL_ENUM
     PNBC_NCOLLS
 } pnbc_coll_t;
 
@@ -147,66 +196,13 @@ typedef struct pnbc_coll_args_t {
     int nsend_entries, nrecv_entries;   /* lengths of the per-peer arrays */
 } pnbc_coll_args_t;
 
-#define PNBC_DECLARE_INIT(name, ...) \
-    int mca_coll_pnbc_##name##_init(__VA_ARGS__, struct ompi_communicator_t *comm, \
-                                    struct ompi_info_t *info, ompi_request_t **request, \
-                                    mca_coll_base_module_t *module)
-
-/* Slot entry points (coll_pnbc_entry.c): normalise, then mca_coll_pnbc_coll_init */
-int mca_coll_pnbc_barrier_init(struct ompi_communicator_t *comm, struct ompi_info_t *info,
-                               ompi_request_t **request, mca_coll_base_module_t *module);
-PNBC_DECLARE_INIT(bcast, void *buf, int count, struct ompi_datatype_t *dtype, int root);
-PNBC_DECLARE_INIT(reduce, const void *sbuf, void *rbuf, int count,
-                  struct ompi_datatype_t *dtype, struct ompi_op_t *op, int root);
-PNBC_DECLARE_INIT(allreduce, const void *sbuf, void *rbuf, int count,
-                  struct ompi_datatype_t *dtype, struct ompi_op_t *op);
-PNBC_DECLARE_INIT(gather, const void *sbuf, int scount, struct ompi_datatype_t *sdtype,
-                  void *rbuf, int rcount, struct ompi_datatype_t *rdtype, int root);
-PNBC_DECLARE_INIT(gatherv, const void *sbuf, int scount, struct ompi_datatype_t *sdtype,
-                  void *rbuf, const int *rcounts, const int *displs,
-                  struct ompi_datatype_t *rdtype, int root);
-PNBC_DECLARE_INIT(scatter, const void *sbuf, int scount, struct ompi_datatype_t *sdtype,
-                  void *rbuf, int rcount, struct ompi_datatype_t *rdtype, int root);
-PNBC_DECLARE_INIT(scatterv, const void *sbuf, const int *scounts, const int *displs,
-                  struct ompi_datatype_t *sdtype, void *rbuf, int rcount,
-                  struct ompi_datatype_t *rdtype, int root);
-PNBC_DECLARE_INIT(allgather, const void *sbuf, int scount, struct ompi_datatype_t *sdtype,
-                  void *rbuf, int rcount, struct ompi_datatype_t *rdtype);
-PNBC_DECLARE_INIT(allgatherv, const void *sbuf, int scount, struct ompi_datatype_t *sdtype,
-                  void *rbuf, const int *rcounts, const int *displs,
-                  struct ompi_datatype_t *rdtype);
-PNBC_DECLARE_INIT(alltoall, const void *sbuf, int scount, struct ompi_datatype_t *sdtype,
-                  void *rbuf, int rcount, struct ompi_datatype_t *rdtype);
-PNBC_DECLARE_INIT(alltoallv, const void *sbuf, const int *scounts, const int *sdispls,
-                  struct ompi_datatype_t *sdtype, void *rbuf, const int *rcounts,
-                  const int *rdispls, struct ompi_datatype_t *rdtype);
-PNBC_DECLARE_INIT(alltoallw, const void *sbuf, const int *scounts, const int *sdispls,
-                  struct ompi_datatype_t *const *sdtypes, void *rbuf, const int *rcounts,
-                  const int *rdispls, struct ompi_datatype_t *const *rdtypes);
-PNBC_DECLARE_INIT(reduce_scatter, const void *sbuf, void *rbuf, const int *rcounts,
-                  struct ompi_datatype_t *dtype, struct ompi_op_t *op);
-PNBC_DECLARE_INIT(reduce_scatter_block, const void *sbuf, void *rbuf, int rcount,
-                  struct ompi_datatype_t *dtype, struct ompi_op_t *op);
-PNBC_DECLARE_INIT(scan, const void *sbuf, void *rbuf, int count,
-                  struct ompi_datatype_t *dtype, struct ompi_op_t *op);
-PNBC_DECLARE_INIT(exscan, const void *sbuf, void *rbuf, int count,
-                  struct ompi_datatype_t *dtype, struct ompi_op_t *op);
-PNBC_DECLARE_INIT(neighbor_allgather, const void *sbuf, int scount,
-                  struct ompi_datatype_t *sdtype, void *rbuf, int rcount,
-                  struct ompi_datatype_t *rdtype);
-PNBC_DECLARE_INIT(neighbor_allgatherv, const void *sbuf, int scount,
-                  struct ompi_datatype_t *sdtype, void *rbuf, const int *rcounts,
-                  const int *displs, struct ompi_datatype_t *rdtype);
-PNBC_DECLARE_INIT(neighbor_alltoall, const void *sbuf, int scount,
-                  struct ompi_datatype_t *sdtype, void *rbuf, int rcount,
-                  struct ompi_datatype_t *rdtype);
-PNBC_DECLARE_INIT(neighbor_alltoallv, const void *sbuf, const int *scounts,
-                  const int *sdispls, struct ompi_datatype_t *sdtype, void *rbuf,
-                  const int *rcounts, const int *rdispls, struct ompi_datatype_t *rdtype);
-PNBC_DECLARE_INIT(neighbor_alltoallw, const void *sbuf, const int *scounts,
-                  const MPI_Aint *sdispls, struct ompi_datatype_t *const *sdtypes,
-                  void *rbuf, const int *rcounts, const MPI_Aint *rdispls,
-                  struct ompi_datatype_t *const *rdtypes);
+/* Slot entry points (coll_pnbc_entry.c): normalise the arguments, then
+ * mca_coll_pnbc_coll_init.  Each is declared with the type of the slot it
+ * fills, mca_coll_base_module_t.coll_<name>_init. */
+#define PNBC_COLL_SLOT(ID, name, groups, large) \
+    __typeof__(*((mca_coll_base_module_t *) NULL)->coll_##name##_init) mca_coll_pnbc_##name##_init;
+PNBC_COLLECTIVES(PNBC_COLL_SLOT)
+#undef PNBC_COLL_SLOT
 
 /* The one path every entry point takes (coll_pnbc_module.c). */
 int mca_coll_pnbc_coll_init(pnbc_coll_args_t *args, struct ompi_info_t *info,

@@ -44,52 +44,47 @@ pnbc_large_msgs_t mca_coll_pnbc_large_msgs(pnbc_coll_t coll);
 void mca_coll_pnbc_select_register(void);
 
 /*
- * Algorithm tables, one per collective, each ended by a NULL name and
- * listed in order of preference.  An empty table means pnbc does not
- * serve that collective (its slot stays with other components).
+ * Algorithm tables, one per collective of PNBC_COLLECTIVES (coll_pnbc.h),
+ * each ended by a NULL name and listed in order of preference:
+ * pnbc_<name>_algorithms (coll_pnbc_<family>.c) and, for the collectives
+ * served on intercommunicators, pnbc_inter_<name>_algorithms
+ * (coll_pnbc_inter*.c), on the same conventions.  An empty table means
+ * pnbc does not serve that collective (its slot stays with other
+ * components).
  */
-#define PNBC_ALGORITHM_TABLE(coll) extern const pnbc_algorithm_t pnbc_##coll##_algorithms[]
-PNBC_ALGORITHM_TABLE(barrier);              /* coll_pnbc_barrier.c */
-PNBC_ALGORITHM_TABLE(bcast);                /* coll_pnbc_bcast.c */
-PNBC_ALGORITHM_TABLE(reduce);               /* coll_pnbc_reduce.c */
-PNBC_ALGORITHM_TABLE(allreduce);            /* coll_pnbc_allreduce.c */
-PNBC_ALGORITHM_TABLE(gather);               /* coll_pnbc_gather.c */
-PNBC_ALGORITHM_TABLE(gatherv);
-PNBC_ALGORITHM_TABLE(scatter);
-PNBC_ALGORITHM_TABLE(scatterv);
-PNBC_ALGORITHM_TABLE(allgather);            /* coll_pnbc_allgather.c */
-PNBC_ALGORITHM_TABLE(allgatherv);
-PNBC_ALGORITHM_TABLE(alltoall);             /* coll_pnbc_alltoall.c */
-PNBC_ALGORITHM_TABLE(alltoallv);
-PNBC_ALGORITHM_TABLE(alltoallw);
-PNBC_ALGORITHM_TABLE(reduce_scatter);       /* coll_pnbc_reduce_scatter.c */
-PNBC_ALGORITHM_TABLE(reduce_scatter_block);
-PNBC_ALGORITHM_TABLE(scan);                 /* coll_pnbc_scan.c */
-PNBC_ALGORITHM_TABLE(exscan);
-PNBC_ALGORITHM_TABLE(neighbor_allgather);   /* coll_pnbc_neighbor.c */
-PNBC_ALGORITHM_TABLE(neighbor_allgatherv);
-PNBC_ALGORITHM_TABLE(neighbor_alltoall);
-PNBC_ALGORITHM_TABLE(neighbor_alltoallv);
-PNBC_ALGORITHM_TABLE(neighbor_alltoallw);
+#define PNBC_ALGORITHM_TABLES_INTRA(name) \
+    extern const pnbc_algorithm_t pnbc_##name##_algorithms[];
+#define PNBC_ALGORITHM_TABLES_INTER(name) \
+    PNBC_ALGORITHM_TABLES_INTRA(name) \
+    extern const pnbc_algorithm_t pnbc_inter_##name##_algorithms[];
+#define PNBC_ALGORITHM_TABLES(ID, name, groups, large) PNBC_ALGORITHM_TABLES_##groups(name)
+PNBC_COLLECTIVES(PNBC_ALGORITHM_TABLES)
+#undef PNBC_ALGORITHM_TABLES
 
-/* Intercommunicator variants (coll_pnbc_inter.c); same conventions. */
-#define PNBC_INTER_ALGORITHM_TABLE(coll) \
-    extern const pnbc_algorithm_t pnbc_inter_##coll##_algorithms[]
-PNBC_INTER_ALGORITHM_TABLE(barrier);
-PNBC_INTER_ALGORITHM_TABLE(bcast);
-PNBC_INTER_ALGORITHM_TABLE(reduce);
-PNBC_INTER_ALGORITHM_TABLE(allreduce);
-PNBC_INTER_ALGORITHM_TABLE(gather);
-PNBC_INTER_ALGORITHM_TABLE(gatherv);
-PNBC_INTER_ALGORITHM_TABLE(scatter);
-PNBC_INTER_ALGORITHM_TABLE(scatterv);
-PNBC_INTER_ALGORITHM_TABLE(allgather);
-PNBC_INTER_ALGORITHM_TABLE(allgatherv);
-PNBC_INTER_ALGORITHM_TABLE(alltoall);
-PNBC_INTER_ALGORITHM_TABLE(alltoallv);
-PNBC_INTER_ALGORITHM_TABLE(alltoallw);
-PNBC_INTER_ALGORITHM_TABLE(reduce_scatter);
-PNBC_INTER_ALGORITHM_TABLE(reduce_scatter_block);
+/* A table of one algorithm that serves every call. */
+#define PNBC_ONE_ALGORITHM(table, name, build) \
+    const pnbc_algorithm_t table[] = { { name, build, NULL }, { NULL, NULL, NULL } }
+
+/* Helpers the builders share, beside common_pnbc.h's pnbc_pow2_floor,
+ * pnbc_extent, pnbc_type_size and pnbc_op_commutative. */
+static inline bool pnbc_is_pow2(int n)
+{
+    return n > 0 && 0 == (n & (n - 1));
+}
+
+/* Zero-byte messages that only synchronise (barriers, fan-in/out). */
+static inline void pnbc_notify(pnbc_schedule_t *s, int peer)
+{
+    pnbc_sched_send(s, PNBC_REF_NONE, 0, MPI_BYTE, peer);
+}
+
+static inline void pnbc_await(pnbc_schedule_t *s, int peer)
+{
+    pnbc_sched_recv(s, PNBC_REF_NONE, 0, MPI_BYTE, peer);
+}
+
+/* usable() of the algorithms that need a commutative op (coll_pnbc_select.c) */
+bool pnbc_usable_commutative(const pnbc_coll_args_t *a);
 
 /*
  * Segmented (pipelined) algorithms cut a vector of `total` elements into
@@ -107,14 +102,13 @@ typedef struct pnbc_segments_t {
 static inline pnbc_segments_t pnbc_segments(size_t total, ompi_datatype_t *dtype,
                                             size_t segsize, size_t default_segsize)
 {
-    ptrdiff_t lb, extent;
     const size_t bytes = (segsize > 0) ? segsize : default_segsize;
     const size_t type_size = dtype->super.size;
     size_t per = (type_size > 0) ? bytes / type_size : total;
 
-    ompi_datatype_get_extent(dtype, &lb, &extent);
     per = (per < 1) ? 1 : (per > total ? total : per);
-    pnbc_segments_t g = { total, per, (total > 0) ? (total + per - 1) / per : 0, extent };
+    pnbc_segments_t g = { total, per, (total > 0) ? (total + per - 1) / per : 0,
+                          pnbc_extent(dtype) };
     return g;
 }
 

@@ -25,9 +25,7 @@
 
 static ptrdiff_t rextent(const pnbc_coll_args_t *a)
 {
-    ptrdiff_t lb, extent;
-    ompi_datatype_get_extent(a->rdtype, &lb, &extent);
-    return extent;
+    return pnbc_extent(a->rdtype);
 }
 
 /* Block i of rbuf: element count and reference. */
@@ -45,9 +43,7 @@ static pnbc_ref_t block_ref(const pnbc_coll_args_t *a, int i)
 
 static bool block_empty(const pnbc_coll_args_t *a, int i)
 {
-    size_t size;
-    ompi_datatype_type_size(a->rdtype, &size);
-    return 0 == block_count(a, i) * size;
+    return 0 == block_count(a, i) * pnbc_type_size(a->rdtype);
 }
 
 /* Own block sbuf -> rbuf, converting the send type to the receive type. */
@@ -96,11 +92,6 @@ static void copy_blocks(pnbc_schedule_t *s, const pnbc_coll_args_t *a, pnbc_ref_
                     pnbc_ref_shift(to, to_block * block), count, a->rdtype);
 }
 
-static bool is_power_of_two(int p)
-{
-    return p > 0 && 0 == (p & (p - 1));
-}
-
 /*
  * pnbc_allgather_recursive_doubling
  *   Accepts: power-of-two communicator sizes; any count, datatypes,
@@ -141,7 +132,7 @@ void pnbc_allgather_recursive_doubling(pnbc_schedule_t *s, const pnbc_coll_args_
 
 static bool allgather_recursive_doubling_usable(const pnbc_coll_args_t *a)
 {
-    return is_power_of_two(a->size);
+    return pnbc_is_pow2(a->size);
 }
 
 /*

@@ -34,15 +34,6 @@
 /* Folding the ranks beyond a power of two                            */
 /* ------------------------------------------------------------------ */
 
-static int pof2_floor(int p)
-{
-    int pof2 = 1;
-    while (pof2 * 2 <= p) {
-        pof2 *= 2;
-    }
-    return pof2;
-}
-
 static int vrank_to_rank(int vrank, int rem)
 {
     return (vrank < rem) ? 2 * vrank + 1 : vrank + rem;
@@ -94,7 +85,7 @@ void pnbc_allreduce_recursive_doubling(pnbc_schedule_t *s, const pnbc_coll_args_
     if (0 == a->count) {
         return;
     }
-    const int pof2 = pof2_floor(p), rem = p - pof2;
+    const int pof2 = pnbc_pow2_floor(p), rem = p - pof2;
     const bool paired = rank < 2 * rem;     /* folded: 2i leaves, 2i+1 stays */
     pnbc_view_open(s, a, &v);
     pnbc_sched_round(s);
@@ -186,16 +177,10 @@ typedef struct ar_fold_t {
 
 static const ar_fold_t no_fold = { { PNBC_BUF_NONE, 0 }, { PNBC_BUF_NONE, 0 }, 0 };
 
-static bool allreduce_commutative(const pnbc_coll_args_t *a)
-{
-    return ompi_op_is_commute(a->op);
-}
-
 static void ar_open(pnbc_schedule_t *s, const pnbc_coll_args_t *a, ar_work_t *w, int nblocks)
 {
-    ptrdiff_t lb;
     pnbc_view_open(s, a, &w->v);
-    ompi_datatype_get_extent(w->v.wtype, &lb, &w->unit);
+    w->unit = pnbc_extent(w->v.wtype);
     w->nblocks = nblocks;
     w->result = w->v.packed ? w->v.in : w->v.out;
     w->in_apart = !pnbc_ref_eq(w->result, w->v.in);
@@ -315,7 +300,7 @@ void pnbc_allreduce_rabenseifner(pnbc_schedule_t *s, const pnbc_coll_args_t *a)
         ar_single(s, a);
         return;
     }
-    const int pof2 = pof2_floor(p), rem = p - pof2;
+    const int pof2 = pnbc_pow2_floor(p), rem = p - pof2;
     const bool paired = rank < 2 * rem;
     ar_open(s, a, &w, pof2);
     pnbc_sched_round(s);
@@ -417,8 +402,8 @@ void pnbc_allreduce_ring(pnbc_schedule_t *s, const pnbc_coll_args_t *a)
     }
     ar_open(s, a, &w, p);
     const size_t biggest = ar_units(&w, 0, 1);
-    size_t seg = biggest, elem_size;
-    ompi_datatype_type_size(w.v.wtype, &elem_size);
+    const size_t elem_size = pnbc_type_size(w.v.wtype);
+    size_t seg = biggest;
     if (a->segsize > 0 && elem_size > 0 && a->segsize / elem_size < seg) {
         seg = (a->segsize >= elem_size) ? a->segsize / elem_size : 1;
     }
@@ -459,7 +444,7 @@ void pnbc_allreduce_ring(pnbc_schedule_t *s, const pnbc_coll_args_t *a)
 const pnbc_algorithm_t pnbc_allreduce_algorithms[] = {
     { "recursive_doubling", pnbc_allreduce_recursive_doubling, NULL },
     { "reduce_bcast", pnbc_allreduce_reduce_bcast, NULL },
-    { "rabenseifner", pnbc_allreduce_rabenseifner, allreduce_commutative },
-    { "ring", pnbc_allreduce_ring, allreduce_commutative },
+    { "rabenseifner", pnbc_allreduce_rabenseifner, pnbc_usable_commutative },
+    { "ring", pnbc_allreduce_ring, pnbc_usable_commutative },
     { NULL, NULL, NULL }
 };

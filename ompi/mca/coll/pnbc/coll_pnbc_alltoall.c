@@ -41,18 +41,9 @@ typedef struct a2a_block_t {
     size_t bytes;       /* count * type size: what the message carries */
 } a2a_block_t;
 
-static ptrdiff_t extent_of(ompi_datatype_t *dtype)
-{
-    ptrdiff_t lb, extent;
-    ompi_datatype_get_extent(dtype, &lb, &extent);
-    return extent;
-}
-
 static a2a_block_t block(pnbc_buf_t buf, ptrdiff_t disp, size_t count, ompi_datatype_t *dtype)
 {
-    size_t size = 0;
-    ompi_datatype_type_size(dtype, &size);
-    a2a_block_t b = { pnbc_ref(buf, disp), count, dtype, count * size };
+    a2a_block_t b = { pnbc_ref(buf, disp), count, dtype, count * pnbc_type_size(dtype) };
     return b;
 }
 
@@ -63,12 +54,12 @@ static a2a_block_t side_block(const pnbc_coll_args_t *a, pnbc_buf_t buf, size_t 
 {
     switch (a->coll) {
     case PNBC_ALLTOALLV:
-        return block(buf, (ptrdiff_t) displs[peer] * extent_of(dtype),
+        return block(buf, (ptrdiff_t) displs[peer] * pnbc_extent(dtype),
                      (size_t) counts[peer], dtype);
     case PNBC_ALLTOALLW:
         return block(buf, (ptrdiff_t) displs[peer], (size_t) counts[peer], dtypes[peer]);
     default:    /* alltoall */
-        return block(buf, (ptrdiff_t) peer * (ptrdiff_t) count * extent_of(dtype), count,
+        return block(buf, (ptrdiff_t) peer * (ptrdiff_t) count * pnbc_extent(dtype), count,
                      dtype);
     }
 }

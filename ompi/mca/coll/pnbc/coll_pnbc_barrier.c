@@ -8,16 +8,6 @@
 #include "coll_pnbc_algorithms.h"
 
 /* Zero-byte notification to / from a peer. */
-static void notify(pnbc_schedule_t *s, int peer)
-{
-    pnbc_sched_send(s, PNBC_REF_NONE, 0, MPI_BYTE, peer);
-}
-
-static void await(pnbc_schedule_t *s, int peer)
-{
-    pnbc_sched_recv(s, PNBC_REF_NONE, 0, MPI_BYTE, peer);
-}
-
 /*
  * pnbc_barrier_dissemination
  *   Accepts: any communicator size.
@@ -34,8 +24,8 @@ void pnbc_barrier_dissemination(pnbc_schedule_t *s, const pnbc_coll_args_t *a)
     const int p = a->size, r = a->rank;
     for (int dist = 1; dist < p; dist <<= 1) {
         pnbc_sched_round(s);
-        notify(s, (r + dist) % p);
-        await(s, (r - dist + p) % p);
+        pnbc_notify(s, (r + dist) % p);
+        pnbc_await(s, (r - dist + p) % p);
     }
 }
 
@@ -52,29 +42,26 @@ void pnbc_barrier_dissemination(pnbc_schedule_t *s, const pnbc_coll_args_t *a)
 void pnbc_barrier_recursive_doubling(pnbc_schedule_t *s, const pnbc_coll_args_t *a)
 {
     const int p = a->size, r = a->rank;
-    int pof2 = 1;
-    while (pof2 * 2 <= p) {
-        pof2 *= 2;
-    }
+    const int pof2 = pnbc_pow2_floor(p);
     if (r >= pof2) {
         pnbc_sched_round(s);
-        notify(s, r - pof2);
+        pnbc_notify(s, r - pof2);
         pnbc_sched_round(s);
-        await(s, r - pof2);
+        pnbc_await(s, r - pof2);
         return;
     }
     if (r + pof2 < p) {
         pnbc_sched_round(s);
-        await(s, r + pof2);
+        pnbc_await(s, r + pof2);
     }
     for (int mask = 1; mask < pof2; mask <<= 1) {
         pnbc_sched_round(s);
-        notify(s, r ^ mask);
-        await(s, r ^ mask);
+        pnbc_notify(s, r ^ mask);
+        pnbc_await(s, r ^ mask);
     }
     if (r + pof2 < p) {
         pnbc_sched_round(s);
-        notify(s, r + pof2);
+        pnbc_notify(s, r + pof2);
     }
 }
 

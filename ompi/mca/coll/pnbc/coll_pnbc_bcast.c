@@ -215,15 +215,13 @@ void pnbc_bcast_binary_pipeline(pnbc_schedule_t *s, const pnbc_coll_args_t *a)
 static void sag_blocks(pnbc_schedule_t *s, const pnbc_coll_args_t *a, bool send, int first,
                        int last, int peer)
 {
-    ptrdiff_t lb, extent;
     const size_t from = pnbc_block_first(a->count, a->size, first);
     const size_t n = pnbc_block_first(a->count, a->size, last) - from;
 
     if (0 == n) {
         return;
     }
-    ompi_datatype_get_extent(a->dtype, &lb, &extent);
-    pnbc_ref_t ref = pnbc_ref_shift(bcast_buffer(), (ptrdiff_t) from * extent);
+    pnbc_ref_t ref = pnbc_ref_shift(bcast_buffer(), (ptrdiff_t) from * pnbc_extent(a->dtype));
     if (send) {
         pnbc_sched_send(s, ref, n, a->dtype, bcast_real(a, peer));
     } else {

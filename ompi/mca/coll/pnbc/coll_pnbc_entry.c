@@ -11,6 +11,12 @@
 
 #include "ompi/mca/topo/base/base.h"
 
+/* The head of a slot's definition: its MPI arguments, then Open MPI's. */
+#define PNBC_DECLARE_INIT(name, ...) \
+    int mca_coll_pnbc_##name##_init(__VA_ARGS__, struct ompi_communicator_t *comm, \
+                                    struct ompi_info_t *info, ompi_request_t **request, \
+                                    mca_coll_base_module_t *module)
+
 #define PNBC_INIT(args) mca_coll_pnbc_coll_init(&(args), info, request, module)
 
 static bool is_in_place(const void *buf)

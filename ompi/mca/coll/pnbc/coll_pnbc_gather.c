@@ -36,18 +36,9 @@ typedef struct rooted_t {
     bool own_in_place;          /* root passed MPI_IN_PLACE: its block stays put */
 } rooted_t;
 
-static ptrdiff_t extent_of(ompi_datatype_t *dtype)
-{
-    ptrdiff_t lb, extent;
-    ompi_datatype_get_extent(dtype, &lb, &extent);
-    return extent;
-}
-
 static size_t signature_bytes(size_t count, ompi_datatype_t *dtype)
 {
-    size_t size;
-    ompi_datatype_type_size(dtype, &size);
-    return count * size;
+    return count * pnbc_type_size(dtype);
 }
 
 static void rooted_view(const pnbc_coll_args_t *a, rooted_t *r)
@@ -76,7 +67,7 @@ static void rooted_view(const pnbc_coll_args_t *a, rooted_t *r)
         r->one_type = a->rdtype;
     }
     if (at_root) {
-        r->all_extent = extent_of(r->all_type);
+        r->all_extent = pnbc_extent(r->all_type);
     }
 }
 
@@ -225,7 +216,7 @@ static int tree_real(const pnbc_coll_args_t *a, int v)
 /* Element offset of virtual block j inside a subtree's buffer. */
 static pnbc_ref_t tree_block(pnbc_ref_t base, int j, size_t count, ompi_datatype_t *dtype)
 {
-    return pnbc_ref_shift(base, (ptrdiff_t) j * (ptrdiff_t) count * extent_of(dtype));
+    return pnbc_ref_shift(base, (ptrdiff_t) j * (ptrdiff_t) count * pnbc_extent(dtype));
 }
 
 /* Does the subtree [v, v + n) cross from real rank p-1 to real rank 0?

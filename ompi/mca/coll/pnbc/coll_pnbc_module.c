@@ -40,32 +40,11 @@ OBJ_CLASS_INSTANCE(mca_coll_pnbc_module_t, mca_coll_base_module_t,
  * this kind of communicator. */
 static void fill_slots(mca_coll_base_module_t *m, bool inter)
 {
-#define PNBC_SLOT(coll, ID) \
-    m->coll_##coll##_init = mca_coll_pnbc_implemented(PNBC_##ID, inter) \
-                                ? mca_coll_pnbc_##coll##_init : NULL
-    PNBC_SLOT(barrier, BARRIER);
-    PNBC_SLOT(bcast, BCAST);
-    PNBC_SLOT(reduce, REDUCE);
-    PNBC_SLOT(allreduce, ALLREDUCE);
-    PNBC_SLOT(gather, GATHER);
-    PNBC_SLOT(gatherv, GATHERV);
-    PNBC_SLOT(scatter, SCATTER);
-    PNBC_SLOT(scatterv, SCATTERV);
-    PNBC_SLOT(allgather, ALLGATHER);
-    PNBC_SLOT(allgatherv, ALLGATHERV);
-    PNBC_SLOT(alltoall, ALLTOALL);
-    PNBC_SLOT(alltoallv, ALLTOALLV);
-    PNBC_SLOT(alltoallw, ALLTOALLW);
-    PNBC_SLOT(reduce_scatter, REDUCE_SCATTER);
-    PNBC_SLOT(reduce_scatter_block, REDUCE_SCATTER_BLOCK);
-    PNBC_SLOT(scan, SCAN);
-    PNBC_SLOT(exscan, EXSCAN);
-    PNBC_SLOT(neighbor_allgather, NEIGHBOR_ALLGATHER);
-    PNBC_SLOT(neighbor_allgatherv, NEIGHBOR_ALLGATHERV);
-    PNBC_SLOT(neighbor_alltoall, NEIGHBOR_ALLTOALL);
-    PNBC_SLOT(neighbor_alltoallv, NEIGHBOR_ALLTOALLV);
-    PNBC_SLOT(neighbor_alltoallw, NEIGHBOR_ALLTOALLW);
-#undef PNBC_SLOT
+#define PNBC_FILL_SLOT(ID, name, groups, large) \
+    m->coll_##name##_init = mca_coll_pnbc_implemented(PNBC_##ID, inter) \
+                                ? mca_coll_pnbc_##name##_init : NULL;
+    PNBC_COLLECTIVES(PNBC_FILL_SLOT)
+#undef PNBC_FILL_SLOT
 }
 
 mca_coll_base_module_t *mca_coll_pnbc_comm_query(struct ompi_communicator_t *comm,

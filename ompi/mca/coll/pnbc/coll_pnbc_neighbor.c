@@ -175,18 +175,11 @@ typedef struct pnbc_nbr_block_t {
     ompi_datatype_t *dtype;
 } pnbc_nbr_block_t;
 
-static ptrdiff_t extent_of(ompi_datatype_t *dtype)
-{
-    ptrdiff_t lb, extent;
-    ompi_datatype_get_extent(dtype, &lb, &extent);
-    return extent;
-}
-
 static pnbc_nbr_side_t uniform_side(pnbc_buf_t buf, size_t count, ompi_datatype_t *dtype,
                                     bool block_per_neighbor)
 {
     pnbc_nbr_side_t side = { .buf = buf, .count = count, .dtype = dtype };
-    side.stride = block_per_neighbor ? (ptrdiff_t) count * extent_of(dtype) : 0;
+    side.stride = block_per_neighbor ? (ptrdiff_t) count * pnbc_extent(dtype) : 0;
     return side;
 }
 
@@ -194,7 +187,7 @@ static pnbc_nbr_side_t vector_side(pnbc_buf_t buf, const int *counts, const int 
                                    ompi_datatype_t *dtype)
 {
     pnbc_nbr_side_t side = { .buf = buf, .counts = counts, .displs = displs,
-                             .dtype = dtype, .extent = extent_of(dtype) };
+                             .dtype = dtype, .extent = pnbc_extent(dtype) };
     return side;
 }
 
@@ -229,9 +222,7 @@ static pnbc_nbr_block_t side_block(const pnbc_nbr_side_t *side, int k)
  * signatures of a send and its receive match, so their byte sizes do. */
 static bool carries_data(const pnbc_nbr_block_t *b)
 {
-    size_t size;
-    ompi_datatype_type_size(b->dtype, &size);
-    return b->count > 0 && size > 0;
+    return b->count > 0 && pnbc_type_size(b->dtype) > 0;
 }
 
 static void post_block(pnbc_schedule_t *s, bool is_send, const pnbc_nbr_block_t *b, int peer)

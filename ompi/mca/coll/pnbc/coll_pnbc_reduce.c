@@ -23,9 +23,7 @@
 /* Bytes from one op element to the next. */
 static ptrdiff_t view_unit(const pnbc_reduce_view_t *v)
 {
-    ptrdiff_t lb, extent;
-    ompi_datatype_get_extent(v->wtype, &lb, &extent);
-    return extent;
+    return pnbc_extent(v->wtype);
 }
 
 /* The real root of a non-commutative reduce gets the result from the
@@ -387,11 +385,6 @@ static void rsg_send(pnbc_schedule_t *s, rsg_t *w, size_t first, size_t n, int p
     }
 }
 
-static bool reduce_commutative(const pnbc_coll_args_t *a)
-{
-    return ompi_op_is_commute(a->op);
-}
-
 /*
  * pnbc_reduce_reduce_scatter_gather
  *   Accepts: any size, root, count, datatype; commutative ops only.
@@ -418,7 +411,7 @@ void pnbc_reduce_reduce_scatter_gather(pnbc_schedule_t *s, const pnbc_coll_args_
 {
     const int p = a->size;
     const int vr = (a->rank - a->root + p) % p;
-    rsg_t w = { .p = p, .pof2 = 1, .landing = PNBC_REF_NONE };
+    rsg_t w = { .p = p, .pof2 = pnbc_pow2_floor(p), .landing = PNBC_REF_NONE };
 
     if (0 == a->count) {
         return;
@@ -429,9 +422,6 @@ void pnbc_reduce_reduce_scatter_gather(pnbc_schedule_t *s, const pnbc_coll_args_
         return;
     }
     w.unit = view_unit(&w.v);
-    while (2 * w.pof2 <= p) {
-        w.pof2 *= 2;
-    }
     w.rem = p - w.pof2;
 
     pnbc_sched_round(s);
@@ -492,6 +482,6 @@ const pnbc_algorithm_t pnbc_reduce_algorithms[] = {
     { "binomial", pnbc_reduce_binomial, NULL },
     { "linear", pnbc_reduce_linear, NULL },
     { "pipeline", pnbc_reduce_pipeline, NULL },
-    { "reduce_scatter_gather", pnbc_reduce_reduce_scatter_gather, reduce_commutative },
+    { "reduce_scatter_gather", pnbc_reduce_reduce_scatter_gather, pnbc_usable_commutative },
     { NULL, NULL, NULL }
 };

@@ -87,11 +87,10 @@ static void rs_build(pnbc_schedule_t *s, const pnbc_coll_args_t *a, rs_body_fn_t
 static void rs_work_open(pnbc_schedule_t *s, const pnbc_coll_args_t *whole,
                          const rs_blocks_t *b, rs_work_t *w)
 {
-    ptrdiff_t lb;
     pnbc_view_open(s, whole, &w->v);
     w->b = b;
     w->per_elem = w->v.wcount / whole->count;
-    ompi_datatype_get_extent(w->v.wtype, &lb, &w->unit);
+    w->unit = pnbc_extent(w->v.wtype);
 }
 
 /* Op elements in blocks [first, first + n). */
@@ -154,7 +153,6 @@ static void rs_reduce_then_scatter(pnbc_schedule_t *s, const pnbc_coll_args_t *w
     const int p = whole->size;
     pnbc_coll_args_t reduce = *whole;
     pnbc_ref_t result = pnbc_ref(PNBC_BUF_RECV, 0);
-    ptrdiff_t lb, extent;
     const uint32_t first = pnbc_sched_mark(s);
 
     reduce.root = 0;
@@ -170,7 +168,7 @@ static void rs_reduce_then_scatter(pnbc_schedule_t *s, const pnbc_coll_args_t *w
         result = pnbc_sched_tmp(s, whole->count, whole->dtype);
         pnbc_sched_rebase(s, first, PNBC_BUF_RECV, result);
     }
-    ompi_datatype_get_extent(whole->dtype, &lb, &extent);
+    const ptrdiff_t extent = pnbc_extent(whole->dtype);
     for (int r = 1; r < p; ++r) {
         if (b->count[r] > 0) {
             pnbc_sched_send(s, pnbc_ref_shift(result, (ptrdiff_t) b->displ[r] * extent),
@@ -241,14 +239,9 @@ void pnbc_reduce_scatter_recursive_halving(pnbc_schedule_t *s, const pnbc_coll_a
     rs_build(s, a, rs_recursive_halving);
 }
 
-static bool is_power_of_two(int n)
-{
-    return n > 0 && 0 == (n & (n - 1));
-}
-
 static bool rs_recursive_halving_usable(const pnbc_coll_args_t *a)
 {
-    return ompi_op_is_commute(a->op) && is_power_of_two(a->size);
+    return pnbc_op_commutative(a->op) && pnbc_is_pow2(a->size);
 }
 
 /* ------------------------------------------------------------------ */
@@ -309,23 +302,13 @@ void pnbc_reduce_scatter_ring(pnbc_schedule_t *s, const pnbc_coll_args_t *a)
     rs_build(s, a, rs_ring);
 }
 
-static bool rs_commutative(const pnbc_coll_args_t *a)
-{
-    return ompi_op_is_commute(a->op);
-}
-
 /* The same builders serve both collectives: they read the block sizes
  * from whichever form the call gave (rs_blocks_make). */
-const pnbc_algorithm_t pnbc_reduce_scatter_algorithms[] = {
-    { "recursive_halving", pnbc_reduce_scatter_recursive_halving, rs_recursive_halving_usable },
-    { "ring", pnbc_reduce_scatter_ring, rs_commutative },
-    { "reduce_then_scatter", pnbc_reduce_scatter_reduce_then_scatter, NULL },
+#define RS_ALGORITHMS \
+    { "recursive_halving", pnbc_reduce_scatter_recursive_halving, rs_recursive_halving_usable }, \
+    { "ring", pnbc_reduce_scatter_ring, pnbc_usable_commutative }, \
+    { "reduce_then_scatter", pnbc_reduce_scatter_reduce_then_scatter, NULL }, \
     { NULL, NULL, NULL }
-};
 
-const pnbc_algorithm_t pnbc_reduce_scatter_block_algorithms[] = {
-    { "recursive_halving", pnbc_reduce_scatter_recursive_halving, rs_recursive_halving_usable },
-    { "ring", pnbc_reduce_scatter_ring, rs_commutative },
-    { "reduce_then_scatter", pnbc_reduce_scatter_reduce_then_scatter, NULL },
-    { NULL, NULL, NULL }
-};
+const pnbc_algorithm_t pnbc_reduce_scatter_algorithms[] = { RS_ALGORITHMS };
+const pnbc_algorithm_t pnbc_reduce_scatter_block_algorithms[] = { RS_ALGORITHMS };

@@ -19,7 +19,7 @@ void pnbc_view_open(pnbc_schedule_t *s, const pnbc_coll_args_t *a, pnbc_reduce_v
     ptrdiff_t true_lb, true_extent;
 
     *v = (pnbc_reduce_view_t) { .wtype = a->dtype, .wcount = a->count, .op = a->op,
-                           .commutative = ompi_op_is_commute(a->op), .args = a };
+                           .commutative = pnbc_op_commutative(a->op), .args = a };
     if (ompi_op_is_intrinsic(a->op) && !ompi_datatype_is_predefined(a->dtype)) {
         base = ompi_datatype_get_single_predefined_type_from_args(a->dtype);
     }

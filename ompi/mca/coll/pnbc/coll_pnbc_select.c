@@ -32,64 +32,19 @@ typedef struct pnbc_coll_desc_t {
     const pnbc_algorithm_t *algorithms;         /* intracommunicators */
     const pnbc_algorithm_t *inter_algorithms;   /* intercommunicators */
     int forced;     /* MCA parameter: 0 = automatic, i = algorithms[i-1] */
-    /* On-node messages: up to a size through one shm box (copy in, copy
-     * out, eight boxes deep so that senders run ahead); larger ones
-     * through the PML, or through the shm transport in one copy
-     * (process_vm_readv) or streamed (and folded into reductions straight
-     * from the boxes).  Set where measured faster, which depends on what
-     * the collective does with the data next (np=2, this VM, medians of
-     * interleaved runs): boxes of 64 KiB vs 16 KiB then PML: bcast 64 KiB
-     * 4.8 vs 5.5 us, allreduce 32 KiB 5.2 vs 7.5, reduce 32 KiB 2.6 vs
-     * 4.5, but allgather 64 KiB 11.8 vs 6.9 and alltoall 12.2 vs 8.0 (in
-     * one copy).  One copy vs PML: alltoall 64 KiB 7.8 vs 10.7, 1 MiB 225
-     * vs 256; allgather 64 KiB 10.6 vs 12.4 but 1 MiB 234 vs 206;
-     * allreduce 1 MiB 314 vs 216.  Streamed vs PML: reduce (folded at the
-     * root) 1 MiB 141 vs 194, 4 MiB 631 vs 692; allreduce (both sides
-     * fold at once) 128 KiB 21 vs 17, 1 MiB 205 vs 181. */
-    pnbc_large_msgs_t large;
+    pnbc_large_msgs_t large;    /* see PNBC_COLLECTIVES */
 } pnbc_coll_desc_t;
 
 static const pnbc_algorithm_t none[] = { { NULL, NULL, NULL } };
 
-#define PML_ONLY(box) { box, 0, false }
-#define SINGLE_COPY(box, max) { box, max, true }
-#define STREAMED(box) { box, SIZE_MAX, false }
-#define PNBC_COLL_L(id, coll, large) [PNBC_##id] = { #coll, pnbc_##coll##_algorithms, none, 0, large }
-#define PNBC_COLL(id, coll) PNBC_COLL_L(id, coll, PML_ONLY(16384))
-#define PNBC_COLL_INTER_L(id, coll, large) \
-    [PNBC_##id] = { #coll, pnbc_##coll##_algorithms, pnbc_inter_##coll##_algorithms, 0, large }
-#define PNBC_COLL_INTER(id, coll) PNBC_COLL_INTER_L(id, coll, PML_ONLY(16384))
-static pnbc_coll_desc_t coll_table[PNBC_NCOLLS] = {
-    PNBC_COLL_INTER(BARRIER, barrier),
-    PNBC_COLL_INTER_L(BCAST, bcast, PML_ONLY(65536)),
-    PNBC_COLL_INTER_L(REDUCE, reduce, STREAMED(65536)),
-    PNBC_COLL_INTER_L(ALLREDUCE, allreduce, PML_ONLY(65536)),
-    PNBC_COLL_INTER(GATHER, gather),
-    PNBC_COLL_INTER(GATHERV, gatherv),
-    PNBC_COLL_INTER(SCATTER, scatter),
-    PNBC_COLL_INTER(SCATTERV, scatterv),
-    PNBC_COLL_INTER_L(ALLGATHER, allgather, SINGLE_COPY(16384, 65536)),
-    PNBC_COLL_INTER_L(ALLGATHERV, allgatherv, SINGLE_COPY(16384, 65536)),
-    PNBC_COLL_INTER_L(ALLTOALL, alltoall, SINGLE_COPY(16384, SIZE_MAX)),
-    PNBC_COLL_INTER_L(ALLTOALLV, alltoallv, SINGLE_COPY(16384, SIZE_MAX)),
-    PNBC_COLL_INTER_L(ALLTOALLW, alltoallw, SINGLE_COPY(16384, SIZE_MAX)),
-    PNBC_COLL_INTER(REDUCE_SCATTER, reduce_scatter),
-    PNBC_COLL_INTER(REDUCE_SCATTER_BLOCK, reduce_scatter_block),
-    PNBC_COLL(SCAN, scan),
-    PNBC_COLL(EXSCAN, exscan),
-    PNBC_COLL(NEIGHBOR_ALLGATHER, neighbor_allgather),
-    PNBC_COLL(NEIGHBOR_ALLGATHERV, neighbor_allgatherv),
-    PNBC_COLL(NEIGHBOR_ALLTOALL, neighbor_alltoall),
-    PNBC_COLL(NEIGHBOR_ALLTOALLV, neighbor_alltoallv),
-    PNBC_COLL(NEIGHBOR_ALLTOALLW, neighbor_alltoallw),
-};
-#undef PNBC_COLL
-#undef PNBC_COLL_L
-#undef PNBC_COLL_INTER
-#undef PNBC_COLL_INTER_L
-#undef PML_ONLY
-#undef SINGLE_COPY
-#undef STREAMED
+#define PNBC_INTER_TABLE_INTER(name) pnbc_inter_##name##_algorithms
+#define PNBC_INTER_TABLE_INTRA(name) none
+#define PNBC_COLL_DESC(ID, name, groups, large) \
+    [PNBC_##ID] = { #name, pnbc_##name##_algorithms, PNBC_INTER_TABLE_##groups(name), 0, large },
+static pnbc_coll_desc_t coll_table[PNBC_NCOLLS] = { PNBC_COLLECTIVES(PNBC_COLL_DESC) };
+#undef PNBC_COLL_DESC
+#undef PNBC_INTER_TABLE_INTER
+#undef PNBC_INTER_TABLE_INTRA
 
 static const pnbc_algorithm_t *algorithms_for(const pnbc_coll_desc_t *d, bool inter)
 {
@@ -109,6 +64,11 @@ const char *mca_coll_pnbc_coll_name(pnbc_coll_t coll)
 pnbc_large_msgs_t mca_coll_pnbc_large_msgs(pnbc_coll_t coll)
 {
     return coll_table[coll].large;
+}
+
+bool pnbc_usable_commutative(const pnbc_coll_args_t *a)
+{
+    return pnbc_op_commutative(a->op);
 }
 
 static bool usable(const pnbc_algorithm_t *alg, const pnbc_coll_args_t *a)

@@ -208,6 +208,11 @@ void pnbc_request_setup(pnbc_request_t *req, pnbc_req_kind_t kind,
                         const pnbc_request_ops_t *ops, ompi_communicator_t *comm, int tag)
 {
     OMPI_REQUEST_INIT(&req->super, true);
+    /* Point-to-point kinds are PML requests to Open MPI: their errors go
+     * to their communicator's error handler (a COLL request's go to
+     * MPI_COMM_WORLD's, ompi_errhandler_request_invoke), as ob1's own
+     * persistent requests' do.  MPI_Start/Startall treat both alike. */
+    req->super.req_type = (PNBC_REQ_COLL == kind) ? OMPI_REQUEST_COLL : OMPI_REQUEST_PML;
     req->kind = kind;
     req->ops = ops;
     req->super.req_mpi_object.comm = comm;

@@ -233,7 +233,7 @@ int pnbc_convert_flat(struct opal_convertor_t *conv, void *flat, size_t bytes, b
 size_t pnbc_convert_part(struct opal_convertor_t *conv, void *flat, size_t bytes,
                          size_t position, bool pack);
 
-/* Executor (coll_pnbc_exec.c) ---------------------------------------- */
+/* Executor (common_pnbc_exec.c) -------------------------------------- */
 
 typedef struct pnbc_exec_t {
     pnbc_schedule_t *sched;
