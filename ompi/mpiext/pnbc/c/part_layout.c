@@ -14,8 +14,9 @@
  * number of its own elements).  Units start g = ceil(n_r / UNITS)
  * partitions long and grow a partition at a time until their end is also
  * a sender element boundary; the last unit ends at the shorter side's
- * total, and each side extends its own last unit to its own total (the
- * longer sender's rest then truncates the receive in its last unit).
+ * total; a receiver longer than its sender extends its last unit to its
+ * own total, a sender longer than its receiver sends no more than the
+ * receiver holds (the receiver reports the truncation: it knows both).
  */
 
 #include "part.h"
@@ -55,11 +56,21 @@ static int part_units(size_t t_send, size_t t_recv, size_t p_r, size_t n_r, size
     return OMPI_SUCCESS;
 }
 
-/* The byte range of unit u on this side. */
+/* The byte range of unit u on this side.  The receiver's last unit ends
+ * at its total (a shorter message is fine); the sender never sends past
+ * the receiver's total (a longer send is the receiver's truncation, which
+ * it sees in the handshake: nothing more is sent), and ends on one of its
+ * element boundaries. */
 static void unit_range(const pnbc_part_request_t *req, uint32_t u, size_t *lo, size_t *hi)
 {
     *lo = req->bounds[u];
-    *hi = (u + 1 == req->nunits) ? req->total : req->bounds[u + 1];
+    if (u + 1 < req->nunits) {
+        *hi = req->bounds[u + 1];
+    } else if (!req->is_send || req->total <= req->peer_total) {
+        *hi = req->total;
+    } else {
+        *hi = req->peer_total / req->esize * req->esize;
+    }
 }
 
 int pnbc_part_build(pnbc_part_request_t *req)
@@ -109,12 +120,13 @@ int pnbc_part_build(pnbc_part_request_t *req)
         for (uint32_t u = 0; u < req->nunits; ++u) {
             size_t lo, hi;
             unit_range(req, u, &lo, &hi);
-            req->gate_need[u] = (uint32_t) ((hi - 1) / req->part_bytes - lo / req->part_bytes + 1);
+            const size_t last = (hi > lo) ? hi - 1 : lo;
+            req->gate_need[u] = (uint32_t) (last / req->part_bytes - lo / req->part_bytes + 1);
         }
     }
 
-    /* Units of one request are posted in any order (each when ready),
-     * and a mismatched pair must reach the receiver's truncation check. */
+    /* Units of one request are posted in any order (each when ready); a
+     * mismatched pair's last messages differ in size (PML only). */
     s->distinct_tags = true;
     s->sizes_may_differ = (t_send != t_recv);
     s->large.box_max = 16384;
@@ -151,12 +163,26 @@ uint32_t pnbc_part_unit_of_recv(const pnbc_part_request_t *req, int j)
 bool pnbc_part_units_of_send(const pnbc_part_request_t *req, int i, uint32_t *first,
                              uint32_t *last)
 {
-    const size_t lo = (size_t) i * req->part_bytes;
-    const size_t hi = lo + req->part_bytes;     /* exclusive */
-    if (0 == req->nunits || 0 == req->part_bytes || lo >= req->total) {
+    if (0 == req->nunits || 0 == req->part_bytes) {
         return false;
     }
+    size_t end_lo, end;     /* this side's last unit: [end_lo, end) */
+    unit_range(req, req->nunits - 1, &end_lo, &end);
+    const size_t lo = (size_t) i * req->part_bytes;
+    const size_t hi = lo + req->part_bytes;     /* exclusive */
+    if (end == end_lo) {
+        /* an empty last unit (a sender longer than its receiver, cut at
+         * an element boundary): it waits for the partition holding end */
+        if (lo <= end && end < hi) {
+            *first = (lo < end) ? unit_at(req, lo) : req->nunits - 1;
+            *last = req->nunits - 1;
+            return true;
+        }
+    }
+    if (lo >= end) {
+        return false;       /* past what the receiver takes */
+    }
     *first = unit_at(req, lo);
-    *last = unit_at(req, hi - 1);
+    *last = unit_at(req, (hi < end ? hi : end) - 1);
     return true;
 }

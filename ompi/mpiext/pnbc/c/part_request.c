@@ -81,15 +81,15 @@ static void part_complete(pnbc_request_t *base)
     pnbc_part_request_t *req = (pnbc_part_request_t *) base;
     ompi_status_public_t *st = &base->super.req_status;
 
-    st->MPI_SOURCE = req->is_send ? MPI_ANY_SOURCE : req->peer;
-    st->MPI_TAG = req->is_send ? MPI_ANY_TAG : req->tag;
     st->_ucount = 0;
     if (req->is_send || MPI_PROC_NULL == req->peer) {
-        if (MPI_PROC_NULL == req->peer && !req->is_send) {
-            st->MPI_SOURCE = MPI_PROC_NULL;
-        }
+        /* a receive from MPI_PROC_NULL: the null status (MPI-4.1 3.11) */
+        st->MPI_SOURCE = req->is_send ? MPI_ANY_SOURCE : MPI_PROC_NULL;
+        st->MPI_TAG = MPI_ANY_TAG;
         return;
     }
+    st->MPI_SOURCE = req->peer;
+    st->MPI_TAG = req->tag;
     st->_ucount = req->peer_total < req->total ? req->peer_total : req->total;
     if (req->matched && req->peer_total > req->total) {
         st->MPI_ERROR = MPI_ERR_TRUNCATE;
