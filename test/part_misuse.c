@@ -394,6 +394,12 @@ static void case_trunc(void)
              * persistent or not (ob1's MPI_Recv_init requests alike): the
              * handle is then MPI_REQUEST_NULL. */
             if (rq[k] == MPI_REQUEST_NULL) continue;
+            /* ... and MPI_Waitall/Testall that meet a failed request may
+             * return before the others complete, marking them
+             * MPI_ERR_PENDING (still active): complete them first (a
+             * wait on an inactive request returns at once). */
+            MPI_Wait(&rq[k], MPI_STATUS_IGNORE);
+            if (rq[k] == MPI_REQUEST_NULL) continue;
             rc = MPI_Request_free(&rq[k]);
             if (rc != MPI_SUCCESS)
                 case_fail(c, "MPI_Request_free of the %s after the truncation returned %s", k ? "receive" : "send",
