@@ -35,6 +35,24 @@ int MPIX_Pready_range(int partition_low, int partition_high, MPI_Request request
 int MPIX_Pready_list(int length, const int array_of_partitions[], MPI_Request request);
 int MPIX_Parrived(MPI_Request request, int partition, int *flag);
 
+/* Persistent point-to-point channels and K-slack channels (the MPI
+ * persistence working group's proposals): bind an inactive persistent
+ * point-to-point request (MPI_Send_init, ..., MPI_Recv_init) to its
+ * peer's into a channel, a new persistent request with ready semantics;
+ * a K-slack channel takes up to K MPI_Start calls before a completion
+ * call, slot n at base + (n mod K) * address_base_increment * extent.
+ * Bind and unbind are blocking over the pair of processes.  `infos` may
+ * be NULL. */
+int MPIX_Bind_channel(MPI_Request request_in, MPI_Request *channel, MPI_Info info);
+int MPIX_Bind_channels(MPI_Request requests_in[], MPI_Request channels[], int n,
+                       MPI_Info infos[]);
+int MPIX_Bind_slack_channel(MPI_Request request_in, MPI_Request *channel, int slackness,
+                            MPI_Info info);
+int MPIX_Bind_slack_channels(MPI_Request requests_in[], MPI_Request channels[], int n,
+                             const int slackness[], MPI_Info infos[]);
+int MPIX_Unbind_channel(MPI_Request *channel);
+int MPIX_Unbind_channels(MPI_Request channels[], int n);
+
 #if defined(c_plusplus) || defined(__cplusplus)
 }
 #endif

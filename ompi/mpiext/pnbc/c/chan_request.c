@@ -1,0 +1,258 @@
+/*
+ * Copyright (c) 2026 The pnbc developers.
+ * SPDX-License-Identifier: BSD-3-Clause
+ *
+ * The channel request: a pnbc request of kind PNBC_REQ_CHANNEL whose
+ * schedule is one round of K SEND or K RECV actions, one per slot,
+ * committed at bind.  Its hooks replace the executor:
+ *
+ *   start (inactive -> active)  post slot posted % K
+ *   start_active (K-slack)      up to K - 1 more posts before a
+ *                               completion call; a (K+1)-th start is
+ *                               MPI_ERR_REQUEST and changes nothing
+ *   progress                    test the posted actions in order
+ *
+ * A start posts through the bound transport only (shm: a copy into the
+ * slot's boxes and a flag; pml: an isend/irecv from ob1's free lists), so
+ * a start allocates nothing.
+ *
+ * Several starts in flight.  The request core completes a request (and
+ * takes it off the engine's active list) as soon as every posted
+ * transfer has finished, before the user's completion call; a start made
+ * after that and before the completion call must put it back.  The core
+ * has no call for that, so chan_rearm() does it here on the engine's
+ * public active list (engine lock held) -- see the report: an engine
+ * helper pnbc_request_rearm() would be the better home.
+ */
+
+#include "chan.h"
+
+#include "ompi/errhandler/errhandler.h"
+
+#include <stdlib.h>
+
+/* Post the transfer of start number req->posted. */
+static int chan_post(pnbc_chan_request_t *req)
+{
+    pnbc_action_t *a = &req->super.sched.actions[req->posted % (uint64_t) req->slack];
+    int rc = a->transport->post(a, &req->ch);
+    if (OMPI_SUCCESS == rc) {
+        req->posted++;
+    }
+    return rc;
+}
+
+static void note_error(pnbc_chan_request_t *req, int err)
+{
+    if (OPAL_UNLIKELY(MPI_SUCCESS != err) && OMPI_SUCCESS == req->super.exec.error) {
+        req->super.exec.error = err;
+    }
+}
+
+/* Engine lock held: true when every posted transfer has finished. */
+static bool chan_progress(pnbc_request_t *base)
+{
+    pnbc_chan_request_t *req = (pnbc_chan_request_t *) base;
+    const uint64_t k = (uint64_t) req->slack;
+
+    while (req->finished < req->posted) {
+        pnbc_action_t *a = &base->sched.actions[req->finished % k];
+        int err = MPI_SUCCESS;
+        if (!a->inflight || !a->transport->test(a, &err)) {
+            if (!a->inflight) {     /* cannot happen: count it done */
+                req->finished++;
+                continue;
+            }
+            return false;
+        }
+        note_error(req, err);
+        req->finished++;
+    }
+    return true;
+}
+
+static bool chan_start(pnbc_request_t *base)
+{
+    pnbc_chan_request_t *req = (pnbc_chan_request_t *) base;
+
+    base->exec.error = OMPI_SUCCESS;
+    req->outstanding = 1;
+    if (req->proc_null) {
+        return true;
+    }
+    int rc = chan_post(req);
+    if (OPAL_UNLIKELY(OMPI_SUCCESS != rc)) {
+        note_error(req, rc);
+        return chan_progress(base);     /* the earlier ones, if any */
+    }
+    return chan_progress(base);
+}
+
+/* Put a completed, still active request back on the engine's active list
+ * (engine lock held). */
+static void chan_rearm(pnbc_request_t *base)
+{
+    pnbc_engine_t *e = &mca_common_pnbc_engine;
+    base->super.req_complete = REQUEST_PENDING;
+    base->prev = NULL;
+    base->next = e->active_head;
+    if (NULL != e->active_head) {
+        e->active_head->prev = base;
+    }
+    e->active_head = base;
+}
+
+static int chan_start_active(pnbc_request_t *base)
+{
+    pnbc_chan_request_t *req = (pnbc_chan_request_t *) base;
+
+    if (req->outstanding >= req->slack) {
+        return MPI_ERR_REQUEST;         /* K starts already: changes nothing */
+    }
+    if (req->proc_null) {
+        req->outstanding++;
+        return MPI_SUCCESS;
+    }
+    const bool was_complete = REQUEST_COMPLETE(&base->super);
+    int rc = chan_post(req);
+    if (OPAL_UNLIKELY(OMPI_SUCCESS != rc)) {
+        return ompi_errcode_get_mpi_code(rc);
+    }
+    req->outstanding++;
+    if (!chan_progress(base) && was_complete) {
+        chan_rearm(base);
+    }
+    return MPI_SUCCESS;
+}
+
+static void chan_complete(pnbc_request_t *base)
+{
+    pnbc_chan_request_t *req = (pnbc_chan_request_t *) base;
+    ompi_status_public_t *st = &base->super.req_status;
+
+    if (req->proc_null) {
+        st->MPI_SOURCE = MPI_PROC_NULL;
+        st->MPI_TAG = MPI_ANY_TAG;
+        st->_ucount = 0;
+    } else if (req->is_send) {
+        st->MPI_SOURCE = MPI_ANY_SOURCE;
+        st->MPI_TAG = MPI_ANY_TAG;
+        st->_ucount = 0;
+    } else {
+        st->MPI_SOURCE = req->peer;
+        st->MPI_TAG = req->tag;
+        st->_ucount = req->bytes;
+    }
+}
+
+static void chan_free_hook(pnbc_request_t *base)
+{
+    pnbc_chan_request_t *req = (pnbc_chan_request_t *) base;
+    if (req->own_id) {
+        pnbc_chan_id_release(req->id);
+        req->own_id = false;
+    }
+}
+
+static const pnbc_request_ops_t chan_ops = {
+    .start = chan_start,
+    .progress = chan_progress,
+    .complete = chan_complete,
+    .free = chan_free_hook,
+    .start_active = chan_start_active,
+};
+
+/* MPI_Request_free on a channel: refused (MPIX_Unbind_channel frees it). */
+static int chan_req_free(ompi_request_t **request)
+{
+    pnbc_chan_request_t *req = (pnbc_chan_request_t *) *request;
+    if (!req->unbinding) {
+        return MPI_ERR_REQUEST;
+    }
+    return req->core_free(request);
+}
+
+static void chan_construct(pnbc_chan_request_t *req)
+{
+    req->proc_null = false;
+    req->own_id = false;
+    req->id = -1;
+    req->posted = req->finished = 0;
+    req->outstanding = 0;
+    req->unbinding = false;
+    req->core_free = NULL;
+}
+
+OBJ_CLASS_INSTANCE(pnbc_chan_request_t, pnbc_request_t, chan_construct, NULL);
+
+bool pnbc_chan_is_channel(ompi_request_t *r)
+{
+    return NULL != r && MPI_REQUEST_NULL != r && pnbc_request_is_pnbc(r) &&
+           PNBC_REQ_CHANNEL == ((pnbc_request_t *) r)->kind;
+}
+
+void pnbc_chan_destroy(pnbc_chan_request_t *req)
+{
+    ompi_request_t *r = &req->super.super;
+    req->unbinding = true;
+    (void) ompi_request_free(&r);
+}
+
+int pnbc_chan_create(const pnbc_chan_spec_t *sp, pnbc_chan_request_t **out)
+{
+    pnbc_chan_request_t *req = OBJ_NEW(pnbc_chan_request_t);
+    if (NULL == req) {
+        return OMPI_ERR_OUT_OF_RESOURCE;
+    }
+    const int data_tag = sp->proc_null ? 0 : PNBC_CHAN_TAG_FIRST - sp->id;
+    pnbc_request_setup(&req->super, PNBC_REQ_CHANNEL, &chan_ops, sp->comm, data_tag);
+    req->core_free = req->super.super.req_free;
+    req->super.super.req_free = chan_req_free;
+    req->super.name = sp->is_send ? "channel-send" : "channel-recv";
+    req->super.algorithm = "slots";
+    req->is_send = sp->is_send;
+    req->proc_null = sp->proc_null;
+    req->peer = sp->peer;
+    req->tag = sp->tag;
+    req->id = sp->id;
+    req->own_id = sp->own_id;
+    req->slack = sp->slack;
+    req->bytes = sp->count * pnbc_type_size(sp->dtype);
+
+    int rc = OMPI_SUCCESS;
+    if (!sp->proc_null) {
+        pnbc_schedule_t *s = &req->super.sched;
+        const ptrdiff_t step = sp->incr * pnbc_extent(sp->dtype);
+        const pnbc_buf_t buf = sp->is_send ? PNBC_BUF_SEND : PNBC_BUF_RECV;
+        rc = pnbc_request_retain_dtype(&req->super, sp->dtype);
+        pnbc_sched_round(s);
+        for (int k = 0; k < sp->slack; ++k) {
+            if (sp->is_send) {
+                pnbc_sched_send(s, pnbc_ref(buf, k * step), sp->count, sp->dtype, sp->peer);
+            } else {
+                pnbc_sched_recv(s, pnbc_ref(buf, k * step), sp->count, sp->dtype, sp->peer);
+            }
+        }
+        s->distinct_tags = false;   /* one tag; PML order pairs the slots */
+        s->sizes_may_differ = false;
+        s->large.box_max = PNBC_CHAN_BOX_MAX;
+        s->large.shm_max = SIZE_MAX;
+        s->large.single_copy = false;  /* streaming beats process_vm_readv
+                                          here (see chan.h) */
+        if (OMPI_SUCCESS == rc) {
+            rc = pnbc_sched_commit(s, sp->base, sp->base, sp->comm, data_tag);
+        }
+        req->ch.comm = sp->comm;
+        req->ch.tag = data_tag;
+        req->ch.large = s->large;
+        req->ch.distinct_tags = false;
+        req->ch.sizes_may_differ = false;
+    }
+    if (OMPI_SUCCESS != rc) {
+        req->own_id = false;        /* the caller releases it */
+        pnbc_chan_destroy(req);
+        return rc;
+    }
+    *out = req;
+    return OMPI_SUCCESS;
+}
