@@ -103,6 +103,9 @@ static inline void pnbc_engine_unlock(void)
  *   partitioned handshakes     PNBC_PART_TAG_HANDSHAKE
  *   partitioned data           PNBC_PART_TAG_FIRST - [0, 2^28): one
  *                              window of PNBC_PART_UNITS tags per receive
+ *   channels                   handshakes and data below those
+ *                              (ompi/mpiext/pnbc/c/chan.h, which checks
+ *                              that they overlap none of these)
  */
 #define PNBC_TAG_FIRST  (-1300000000)
 #define PNBC_TAG_SPAN   (1u << 27)
