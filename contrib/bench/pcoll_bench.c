@@ -2,21 +2,23 @@
  * Copyright (c) 2026 The pnbc developers
  * SPDX-License-Identifier: BSD-3-Clause
  *
- * pcoll_bench: latency, init cost and overlap of persistent collectives,
- * with blocking collectives as a baseline.
+ * pcoll_bench: latency, init cost and overlap of persistent and nonblocking
+ * collectives, with blocking collectives as a baseline.
  *
  * Builds with Open MPI 4.1 (MPIX_*_init from <mpi-ext.h>, pcollreq extension)
  * and with any MPI-4 library such as MPICH 4 (MPI_*_init).
  *
  * For every selected collective and size it measures, on a duplicate of
  * MPI_COMM_WORLD:
- *   median_us, min_us  time per MPI_Start+MPI_Wait (persistent mode) or per
- *                      blocking call (blocking mode): several batches after a
+ *   median_us, min_us  time per MPI_Start+MPI_Wait (persistent mode), per
+ *                      MPI_I<coll>+MPI_Wait, same arguments every time
+ *                      (nonblocking) or per blocking call: several batches after a
  *                      warm-up; a batch's value is (batch time / iterations),
  *                      the maximum over the ranks; median and min over batches.
- *   init_us            time per *_init + MPI_Request_free pair (persistent only).
- *   overlap_pct        persistent only: with a compute loop as long as the pure
- *                      collective put between MPI_Start and MPI_Wait,
+ *   init_us            time per *_init + MPI_Request_free pair (persistent); per
+ *                      first call: MPI_I<coll>+MPI_Wait on new buffers (nonblocking).
+ *   overlap_pct        not blocking: with a compute loop as long as the pure
+ *                      collective put between MPI_Start (MPI_I<coll>) and MPI_Wait,
  *                      100 * (1 - (t_total - t_compute) / t_pure), clamped to
  *                      [0, 100]; t_pure, t_compute and t_total are medians of
  *                      interleaved batches.  The compute loop makes no MPI calls
@@ -36,7 +38,7 @@
  * (NA where a column does not apply). Diagnostics go to stderr; a failed data
  * check prints "VERIFY FAILED" there and makes the exit status 3.
  *
- * Usage: pcoll_bench -l LABEL [-m persistent|blocking] [-c COLLS] [-s SIZES]
+ * Usage: pcoll_bench -l LABEL [-m persistent|nonblocking|blocking] [-c COLLS] [-s SIZES]
  *                    [-b BATCHES] [-T BATCH_MS] [-w WARMUP_MS] [-i INIT_MAX]
  *                    [-o OVERLAP_BATCHES] [-p PROBES] [-H]
  *   -c  comma list of barrier,bcast,reduce,allreduce,allgather,alltoall or "all"
@@ -82,11 +84,12 @@ static const char *coll_names[C_COUNT] = {
 };
 
 #define MAX_SIZES 64
+#define FIRST_CALLS 100     /* nonblocking first-call measurement: distinct buffers */
 
 typedef struct {
     /* options */
     const char *label;
-    int persistent;
+    int persistent, nonblocking; /* else blocking */
     int colls[C_COUNT], ncolls;
     long sizes[MAX_SIZES];
     int nsizes;
@@ -100,6 +103,7 @@ typedef struct {
     int count;                   /* elements: bytes for byte colls, doubles for reductions */
     unsigned char *sbuf, *rbuf;
     MPI_Request req;
+    long shift;                  /* first calls (nonblocking): bytes into the buffers */
     double units_per_s;          /* calibrated compute speed */
     int verify_failed;
 } bench_t;
@@ -230,10 +234,10 @@ static void setup_buffers(bench_t *b)
     case C_ALLGATHER: b->count = (int)B; sbytes = (size_t)B; rbytes = (size_t)B * b->np; break;
     case C_ALLTOALL: b->count = (int)B; sbytes = rbytes = (size_t)B * b->np; break;
     }
-    b->sbuf = malloc(sbytes ? sbytes : 1);
-    b->rbuf = malloc(rbytes ? rbytes : 1);
+    const size_t room = b->nonblocking ? 8 * (FIRST_CALLS + 1) : 1;  /* first calls */
+    b->sbuf = calloc(sbytes + room, 1);
+    b->rbuf = calloc(rbytes + room, 1);
     if (!b->sbuf || !b->rbuf) die("out of memory");
-    memset(b->rbuf, 0, rbytes ? rbytes : 1);
     fill(b, 0);
 }
 
@@ -284,32 +288,21 @@ static void verify(bench_t *b, int g)
 
 /* ------------------------------------------------------------ operations */
 
-static void init_request(bench_t *b, MPI_Request *req)
+/* Persistent request (init) or nonblocking call on b's buffers + b->shift. */
+static void coll_op(bench_t *b, MPI_Request *req, int init)
 {
-    int rc = MPI_ERR_OTHER;
+    unsigned char *s = b->sbuf + b->shift, *r = b->rbuf + b->shift;
+    int c = b->count, rc = MPI_ERR_OTHER;
+#define OP(P, I, ...) (init ? PX_##P##_init(__VA_ARGS__, MPI_INFO_NULL, req) : MPI_I##I(__VA_ARGS__, req))
     switch (b->coll) {
-    case C_BARRIER: rc = PX_Barrier_init(b->comm, MPI_INFO_NULL, req); break;
-    case C_BCAST:
-        rc = PX_Bcast_init(b->rbuf, b->count, MPI_BYTE, 0, b->comm, MPI_INFO_NULL, req);
-        break;
-    case C_REDUCE:
-        rc = PX_Reduce_init(b->sbuf, b->rbuf, b->count, MPI_DOUBLE, MPI_SUM, 0, b->comm,
-                            MPI_INFO_NULL, req);
-        break;
-    case C_ALLREDUCE:
-        rc = PX_Allreduce_init(b->sbuf, b->rbuf, b->count, MPI_DOUBLE, MPI_SUM, b->comm,
-                               MPI_INFO_NULL, req);
-        break;
-    case C_ALLGATHER:
-        rc = PX_Allgather_init(b->sbuf, b->count, MPI_BYTE, b->rbuf, b->count, MPI_BYTE,
-                               b->comm, MPI_INFO_NULL, req);
-        break;
-    case C_ALLTOALL:
-        rc = PX_Alltoall_init(b->sbuf, b->count, MPI_BYTE, b->rbuf, b->count, MPI_BYTE,
-                              b->comm, MPI_INFO_NULL, req);
-        break;
+    case C_BARRIER: rc = OP(Barrier, barrier, b->comm); break;
+    case C_BCAST: rc = OP(Bcast, bcast, r, c, MPI_BYTE, 0, b->comm); break;
+    case C_REDUCE: rc = OP(Reduce, reduce, s, r, c, MPI_DOUBLE, MPI_SUM, 0, b->comm); break;
+    case C_ALLREDUCE: rc = OP(Allreduce, allreduce, s, r, c, MPI_DOUBLE, MPI_SUM, b->comm); break;
+    case C_ALLGATHER: rc = OP(Allgather, allgather, s, c, MPI_BYTE, r, c, MPI_BYTE, b->comm); break;
+    case C_ALLTOALL: rc = OP(Alltoall, alltoall, s, c, MPI_BYTE, r, c, MPI_BYTE, b->comm); break;
     }
-    if (MPI_SUCCESS != rc) die("persistent collective init failed");
+    if (MPI_SUCCESS != rc) die(init ? "persistent collective init failed" : "nonblocking call failed");
 }
 
 static void blocking_op(bench_t *b)
@@ -356,6 +349,12 @@ static double timed_loop(bench_t *b, long iters, int what, long units)
     double t0 = MPI_Wtime();
     if (1 == what) {
         for (long k = 0; k < iters; k++) work(units);
+    } else if (b->nonblocking) {
+        for (long k = 0; k < iters; k++) {
+            coll_op(b, &b->req, 0);
+            if (2 == what) compute_with_probes(b, units);
+            MPI_Wait(&b->req, MPI_STATUS_IGNORE);
+        }
     } else if (!b->persistent) {
         for (long k = 0; k < iters; k++) blocking_op(b);
     } else if (0 == what) {
@@ -387,7 +386,7 @@ static void measure(bench_t *b)
     double *vals = malloc(sizeof(double) * (size_t)(b->batches + b->overlap_batches + 8));
     if (!vals) die("out of memory");
     setup_buffers(b);
-    if (b->persistent) init_request(b, &b->req);
+    if (b->persistent) coll_op(b, &b->req, 1);
     timed_loop(b, 1, 0, 0);
     verify(b, 0);
 
@@ -408,33 +407,44 @@ static void measure(bench_t *b)
     timed_loop(b, 1, 0, 0);
     verify(b, 1);
 
-    /* init + free cost */
+    /* init + free cost (persistent); first calls, each on buffers not used
+     * before, in setup_buffers' room (nonblocking) */
     double t_init = -1.0;
-    if (b->persistent) {
+    if (b->persistent || (b->nonblocking && C_BARRIER != b->coll)) {
         MPI_Request r;
-        MPI_Barrier(b->comm);
-        double t0 = MPI_Wtime();
-        init_request(b, &r);
-        MPI_Request_free(&r);
-        double t1 = global_max(MPI_Wtime() - t0);
-        long ninit = clampl(b->batch_s / (t1 > 1e-7 ? t1 : 1e-7), 2, b->init_max);
+        long ninit = FIRST_CALLS / 5, used = 0;     /* nb <= 5 batches of ninit */
+        if (b->persistent) {
+            MPI_Barrier(b->comm);
+            double t0 = MPI_Wtime();
+            coll_op(b, &r, 1);
+            MPI_Request_free(&r);
+            double t1 = global_max(MPI_Wtime() - t0);
+            ninit = clampl(b->batch_s / (t1 > 1e-7 ? t1 : 1e-7), 2, b->init_max);
+        }
         int nb = b->batches < 5 ? b->batches : 5;
         for (int k = 0; k < nb; k++) {
             MPI_Barrier(b->comm);
-            t0 = MPI_Wtime();
+            double t0 = MPI_Wtime();
             for (long i = 0; i < ninit; i++) {
-                init_request(b, &r);
-                MPI_Request_free(&r);
+                if (b->persistent) {
+                    coll_op(b, &r, 1);
+                    MPI_Request_free(&r);
+                } else {
+                    b->shift = 8 * ++used;
+                    coll_op(b, &r, 0);
+                    MPI_Wait(&r, MPI_STATUS_IGNORE);
+                }
             }
             vals[k] = global_max((MPI_Wtime() - t0) / (double)ninit);
         }
         t_init = median_of(vals, nb);
+        b->shift = 0;
     }
 
     /* overlap: batches of pure collective, compute alone and collective +
      * compute are interleaved so that they see the same machine noise */
     double overlap = -1.0;
-    if (b->persistent && b->overlap_batches > 0) {
+    if ((b->persistent || b->nonblocking) && b->overlap_batches > 0) {
         long units = clampl(t_med * b->units_per_s, 1, 2000000000L);
         long ov_iters = clampl(b->batch_s / (2.0 * t_med), 2, 10000000);
         int nb = b->overlap_batches;
@@ -473,7 +483,7 @@ static void measure(bench_t *b)
 static void usage(void)
 {
     fprintf(stderr,
-            "usage: pcoll_bench -l LABEL [-m persistent|blocking] [-c COLLS|all] [-s SIZES]\n"
+            "usage: pcoll_bench -l LABEL [-m persistent|nonblocking|blocking] [-c COLLS|all] [-s SIZES]\n"
             "                   [-b BATCHES] [-T BATCH_MS] [-w WARMUP_MS] [-i INIT_MAX]\n"
             "                   [-o OVERLAP_BATCHES] [-p PROBES] [-H]\n");
     MPI_Abort(MPI_COMM_WORLD, 2);
@@ -501,9 +511,9 @@ static void parse_args(bench_t *b, int argc, char **argv)
         switch (o[1]) {
         case 'l': b->label = v; break;
         case 'm':
-            if (!strcmp(v, "persistent")) b->persistent = 1;
-            else if (!strcmp(v, "blocking")) b->persistent = 0;
-            else usage();
+            b->persistent = !strcmp(v, "persistent");
+            b->nonblocking = !strcmp(v, "nonblocking");
+            if (!b->persistent && !b->nonblocking && strcmp(v, "blocking")) usage();
             break;
         case 'c': {
             char *dup = strdup(v), *save = NULL;

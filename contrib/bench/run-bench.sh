@@ -10,9 +10,18 @@
 #        libnbc  persistent, Open MPI --mca coll basic,libnbc,tuned,self
 #        tuned   blocking,   Open MPI --mca coll basic,libnbc,tuned,self
 #        mpich   persistent, mpiexec.mpich (only if installed)
+#      and on request (--impls; --nonblocking selects these five):
+#        pnbc-nb    nonblocking (MPI_I<coll> + MPI_Wait, same arguments every
+#                   call), Open MPI --mca coll pnbc,basic,libnbc,tuned,self
+#        libnbc-nb  nonblocking, Open MPI --mca coll basic,libnbc,tuned,self
+#        mpich-nb   nonblocking, mpiexec.mpich
+#      (init_us is then the time of a call + wait with new buffers: the first
+#      call of a loop, a schedule cache's miss)
 #   3. writes OUT/results.csv, OUT/results.md (table with the pnbc/best-peer
 #      ratio and its geometric mean) and OUT/latency.png (gnuplot, else
-#      matplotlib).
+#      matplotlib); with pnbc-nb among the implementations also
+#      OUT/results-nbc.md (pnbc-nb against libnbc-nb, the best peer and pnbc's
+#      persistent Start+Wait; first calls; overlap).
 #
 # Usage: contrib/bench/run-bench.sh [--quick] [options]
 #   --quick            ~1 minute: 3 rounds of short batches (full: ~4-5 minutes)
@@ -23,7 +32,9 @@
 #   --batches B        timed batches per round (default 9; quick 5)
 #   --batch-ms MS      target ms per batch (default 10; quick 4)
 #   --probes P         MPI_Test calls during the overlap compute loop (default 0)
-#   --impls LIST       subset of pnbc,pnbc-base,libnbc,tuned,mpich (default: all available)
+#   --impls LIST       subset of pnbc,pnbc-base,libnbc,tuned,mpich,pnbc-nb,libnbc-nb,mpich-nb
+#                      (default: pnbc,pnbc-base,libnbc,tuned,mpich as available)
+#   --nonblocking      --impls pnbc-nb,libnbc-nb,tuned,mpich-nb,pnbc
 #   --out DIR          output directory (default bench-results)
 #   --timeout S        kill a run after S seconds (default 300)
 #   --quiet-wait S     before each run, wait up to S s for the CPUs to be idle
@@ -66,6 +77,7 @@ while [ $# -gt 0 ]; do
         --batch-ms) BATCH_MS=$2; shift ;;
         --probes) PROBES=$2; shift ;;
         --impls) IMPLS_WANTED=$2; IMPLS_GIVEN=1; shift ;;
+        --nonblocking) IMPLS_WANTED=pnbc-nb,libnbc-nb,tuned,mpich-nb,pnbc ;;
         --out) OUT=$2; shift ;;
         --timeout) RUN_TIMEOUT=$2; shift ;;
         --quiet-wait) QUIET_WAIT=$2; shift ;;
@@ -133,8 +145,11 @@ if wanted pnbc && [ -n "$PNBC_IMPL_LABEL" ]; then IMPLS+=("$PNBC_IMPL_LABEL"); f
 # directory), to compare two versions of pnbc in one interleaved run:
 # --impls pnbc,pnbc-base gives the ratio new / base and its geometric mean.
 if wanted pnbc-base && [ -n "${PNBC_BASE_COMPONENT_PATH:-}" ]; then IMPLS+=(pnbc-base); fi
+if wanted pnbc-nb && [ "$PNBC_IMPL_LABEL" = pnbc ]; then IMPLS+=(pnbc-nb); fi
 if wanted libnbc; then IMPLS+=(libnbc); fi
+if wanted libnbc-nb; then IMPLS+=(libnbc-nb); fi
 if wanted tuned; then IMPLS+=(tuned); fi
+if wanted mpich-nb && [ "$HAVE_MPICH" = 1 ]; then IMPLS+=(mpich-nb); fi
 if wanted mpich && [ "$HAVE_MPICH" = 1 ]; then
     if [ "$NP" -gt "$(nproc 2>/dev/null || echo 2)" ] && [ "$IMPLS_GIVEN" = 0 ]; then
         # MPICH (ch4:ucx) busy-polls and has no yield switch: oversubscribed
@@ -161,6 +176,15 @@ impl_cmd() {
             printf '%s\n' env "OMPI_MCA_mca_base_component_path=$PNBC_BASE_COMPONENT_PATH:$(pnbc_system_component_dir)" \
                 "$MPIRUN" -np "$NP" "${OMPI_NP_ARGS[@]}" --mca coll "$PNBC_COLL_LIST" \
                 "$BENCH_OMPI" -l pnbc-base -m persistent "${common[@]}" ;;
+        pnbc-nb)
+            printf '%s\n' "$MPIRUN" -np "$NP" "${OMPI_NP_ARGS[@]}" --mca coll "$PNBC_IMPL_COLLS" \
+                "$BENCH_OMPI" -l pnbc-nb -m nonblocking "${common[@]}" ;;
+        libnbc-nb)
+            printf '%s\n' "$MPIRUN" -np "$NP" "${OMPI_NP_ARGS[@]}" --mca coll "$STOCK_COLL_LIST" \
+                "$BENCH_OMPI" -l libnbc-nb -m nonblocking "${common[@]}" ;;
+        mpich-nb)
+            printf '%s\n' "$MPIEXEC_MPICH" -n "$NP" "${MPICH_NP_ARGS[@]}" \
+                "$BENCH_MPICH" -l mpich-nb -m nonblocking "${common[@]}" ;;
         libnbc)
             printf '%s\n' "$MPIRUN" -np "$NP" "${OMPI_NP_ARGS[@]}" --mca coll "$STOCK_COLL_LIST" \
                 "$BENCH_OMPI" -l libnbc -m persistent "${common[@]}" ;;
@@ -258,6 +282,72 @@ if [ -z "$PYTHON" ]; then
 fi
 if ! "$PYTHON" "$HERE/bench_report.py" "$RAW" "$OUT" --errors "$ERR" "${meta[@]}"; then
     status=1
+fi
+# nonblocking: pnbc-nb against the others, from results.csv
+if [[ " ${IMPLS[*]} " == *" pnbc-nb "* ]] && [ -f "$OUT/results.csv" ]; then
+    "$PYTHON" - "$OUT/results.csv" "$OUT/results-nbc.md" "${meta[@]}" <<'PYEOF' || status=1
+import csv, math, sys
+src, dst, meta = sys.argv[1], sys.argv[2], [m for m in sys.argv[3:] if m != "--meta"]
+res = {}
+for r in csv.DictReader(open(src)):
+    res[(r["impl"], r["coll"], int(r["bytes"]))] = r
+impls = [i for i in ["pnbc-nb", "libnbc-nb", "tuned", "mpich-nb", "pnbc"] if any(k[0] == i for k in res)]
+peers = [i for i in ["libnbc-nb", "tuned", "mpich-nb"] if i in impls]
+order = ["barrier", "bcast", "reduce", "allreduce", "allgather", "alltoall"]
+rows = sorted({(k[1], k[2]) for k in res if k[0] == "pnbc-nb"},
+              key=lambda x: (order.index(x[0]) if x[0] in order else 99, x[1]))
+def val(i, c, b, f="median_us"):
+    r = res.get((i, c, b))
+    try:
+        return float(r[f]) if r and r[f] not in ("NA", "") else None
+    except ValueError:
+        return None
+def fmt(v):
+    return "" if v is None else ("%.0f" % v if v >= 100 else "%.1f" % v if v >= 10 else "%.2f" % v)
+def size(b):
+    return "%d MiB" % (b >> 20) if b >= 1 << 20 else "%d KiB" % (b >> 10) if b >= 1024 else "%d B" % b
+out = ["# pnbc nonblocking collectives: benchmark", ""] + ["- " + m for m in meta] + [""]
+out.append("Median us per call + MPI_Wait (persistent `pnbc`: MPI_Start + MPI_Wait; `tuned`: blocking call).")
+out.append("")
+hdr = ["coll", "size"] + ["`%s`" % i for i in impls] + ["pnbc-nb / libnbc-nb", "pnbc-nb / best peer", "pnbc-nb / pnbc persistent"]
+out += ["| " + " | ".join(hdr) + " |", "|" + "|".join(["---", "---:"] + ["---:"] * (len(hdr) - 2)) + "|"]
+g = {"l": [], "b": [], "p": []}
+for c, b in rows:
+    x = val("pnbc-nb", c, b)
+    l = val("libnbc-nb", c, b)
+    best = min([v for v in (val(i, c, b) for i in peers) if v is not None] or [None]) if peers else None
+    p = val("pnbc", c, b)
+    ratios = []
+    for key, ref in (("l", l), ("b", best), ("p", p)):
+        if x is not None and ref:
+            g[key].append(x / ref)
+            ratios.append("%.2f" % (x / ref))
+        else:
+            ratios.append("")
+    out.append("| %s | %s | " % (c, size(b) if c != "barrier" else "") +
+               " | ".join(fmt(val(i, c, b)) for i in impls) + " | " + " | ".join(ratios) + " |")
+gm = lambda v: "%.2f" % math.exp(sum(map(math.log, v)) / len(v)) if v else ""
+out.append("| **geometric mean** | | " + " | ".join([""] * len(impls)) + " | **%s** | **%s** | **%s** |" % (gm(g["l"]), gm(g["b"]), gm(g["p"])))
+out += ["", "First call (a call + wait with buffers not used before: pnbc builds, commits and caches "
+        "a schedule; libnbc and MPICH build theirs as on every call), median us:", ""]
+fi = [i for i in ["pnbc-nb", "libnbc-nb", "mpich-nb"] if i in impls]
+out += ["| coll | size | " + " | ".join("`%s`" % i for i in fi) + " | pnbc-nb / libnbc-nb |",
+        "|---|---:|" + "---:|" * (len(fi) + 1)]
+for c, b in rows:
+    if c == "barrier":
+        continue
+    x, l = val("pnbc-nb", c, b, "init_us"), val("libnbc-nb", c, b, "init_us")
+    out.append("| %s | %s | " % (c, size(b)) + " | ".join(fmt(val(i, c, b, "init_us")) for i in fi) +
+               " | %s |" % ("%.2f" % (x / l) if x is not None and l else ""))
+out += ["", "Overlap (% of the collective hidden behind computation between the call and MPI_Wait):", ""]
+ov = [i for i in ["pnbc-nb", "libnbc-nb", "mpich-nb", "pnbc"] if i in impls]
+out += ["| coll | size | " + " | ".join("`%s`" % i for i in ov) + " |", "|---|---:|" + "---:|" * len(ov)]
+for c, b in rows:
+    out.append("| %s | %s | " % (c, size(b) if c != "barrier" else "") +
+               " | ".join(fmt(val(i, c, b, "overlap_pct")) for i in ov) + " |")
+open(dst, "w").write("\n".join(out) + "\n")
+print("wrote " + dst)
+PYEOF
 fi
 if [ -s "$ERR" ]; then
     pnbc_log "WARNING: problems recorded in $ERR:"

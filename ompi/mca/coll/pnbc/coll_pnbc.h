@@ -2,12 +2,17 @@
  * Copyright (c) 2026 The pnbc developers.
  * SPDX-License-Identifier: BSD-3-Clause
  *
- * coll/pnbc: persistent nonblocking collectives for Open MPI.
+ * coll/pnbc: persistent and nonblocking collectives for Open MPI.
  *
  * Every *_init call compiles the chosen algorithm into a typed schedule
  * (common_pnbc_schedule.h) that lives in the request; MPI_Start runs it
  * through the engine's generic executor (common_pnbc_exec.c).  Nothing is
  * planned, allocated or looked up at start time.
+ *
+ * Every nonblocking call (MPI_I<coll>) takes the same path to a committed
+ * schedule, but through a per-communicator cache keyed by its arguments
+ * (coll_pnbc_cache.c): a repeated call starts the schedule built for an
+ * earlier one (coll_pnbc_nbc.c).
  *
  * This header holds what the component, the module and the collective
  * entry points share: the component and module types, the MCA
@@ -39,6 +44,8 @@ typedef struct mca_coll_pnbc_component_t {
     /* MCA parameters */
     int priority;
     int segsize;        /* default pipeline segment, bytes (0: algorithm's own) */
+    int cache_entries;  /* nonblocking schedule cache: instances per communicator */
+    int cache_bytes;    /* ... and their bytes (schedules, temporaries, keys) */
     /* the engine's parameters are registered here too, with their
      * storage in mca_common_pnbc_params (common_pnbc.h) */
 } mca_coll_pnbc_component_t;
@@ -49,6 +56,16 @@ OMPI_MODULE_DECLSPEC extern mca_coll_pnbc_component_t mca_coll_pnbc_component;
 /* Module: one per communicator                                       */
 /* ------------------------------------------------------------------ */
 
+struct pnbc_nbc_request_t;
+
+/* The nonblocking schedule cache of one communicator (coll_pnbc_cache.c). */
+typedef struct pnbc_nbc_cache_t {
+    struct pnbc_nbc_request_t **buckets;    /* hash chains (NULL until the first call) */
+    struct pnbc_nbc_request_t *lru_head, *lru_tail;  /* most recently used first */
+    size_t nentries, bytes;                 /* instances held and their bytes */
+    uint64_t hits, misses, evictions;
+} pnbc_nbc_cache_t;
+
 typedef struct mca_coll_pnbc_module_t {
     mca_coll_base_module_t super;
     /* Number of persistent collectives initialised on this communicator.
@@ -56,15 +73,44 @@ typedef struct mca_coll_pnbc_module_t {
      * (MPI-4.1 sec. 6.13), so this counter -- and the tag derived from
      * it -- agrees everywhere without any communication. */
     uint32_t ninit;
+    /* Number of nonblocking collectives called on this communicator:
+     * calls are ordered identically on every rank too (MPI-4.1 sec.
+     * 6.12), so the call's tag agrees everywhere, whichever cached
+     * instance each rank runs it with. */
+    uint32_t ncalls;
+    pnbc_nbc_cache_t cache;
 } mca_coll_pnbc_module_t;
 
 OBJ_CLASS_DECLARATION(mca_coll_pnbc_module_t);
 
-/* One tag per request, fixed at init (window: common_pnbc.h): requests
- * started in different orders still match. */
+/*
+ * Tags.  The collective window of common_pnbc.h, PNBC_TAG_FIRST -
+ * [0, PNBC_TAG_SPAN), is split in two halves:
+ *
+ *   persistent requests    PNBC_TAG_FIRST - [0, 2^26): one per *_init,
+ *                          fixed at init: requests started in different
+ *                          orders still match
+ *   nonblocking calls      PNBC_TAG_FIRST - [2^26, 2^27): one per call
+ *
+ * so nonblocking calls never match persistent requests (nor, outside the
+ * window, blocking or point-to-point traffic).  Their local-group mirrors
+ * (pnbc_local_tag) fall into the two halves of [2^27, 2^28) likewise.
+ * The tag of a call that is still running is reused only after 2^26
+ * later calls on the same communicator.
+ */
+#define PNBC_PERSISTENT_TAG_SPAN (PNBC_TAG_SPAN / 2u)
+#define PNBC_NBC_TAG_BASE        (PNBC_TAG_SPAN / 2u)
+#define PNBC_NBC_TAG_SPAN        (PNBC_TAG_SPAN / 2u)
+
 static inline int mca_coll_pnbc_next_tag(mca_coll_pnbc_module_t *module)
 {
-    return PNBC_TAG_FIRST - (int) (module->ninit++ % PNBC_TAG_SPAN);
+    return PNBC_TAG_FIRST - (int) (module->ninit++ % PNBC_PERSISTENT_TAG_SPAN);
+}
+
+static inline int mca_coll_pnbc_next_nbc_tag(mca_coll_pnbc_module_t *module)
+{
+    return PNBC_TAG_FIRST -
+           (int) (PNBC_NBC_TAG_BASE + module->ncalls++ % PNBC_NBC_TAG_SPAN);
 }
 
 /* ------------------------------------------------------------------ */
@@ -204,9 +250,39 @@ typedef struct pnbc_coll_args_t {
 PNBC_COLLECTIVES(PNBC_COLL_SLOT)
 #undef PNBC_COLL_SLOT
 
-/* The one path every entry point takes (coll_pnbc_module.c). */
+/* Nonblocking slot entry points (coll_pnbc_nbc.c), with the type of
+ * mca_coll_base_module_t.coll_i<name>: each calls the persistent entry
+ * point with info = PNBC_NONBLOCKING, so both share the normalisation. */
+#define PNBC_COLL_NBC_SLOT(ID, name, groups, large) \
+    __typeof__(*((mca_coll_base_module_t *) NULL)->coll_i##name) mca_coll_pnbc_i##name;
+PNBC_COLLECTIVES(PNBC_COLL_NBC_SLOT)
+#undef PNBC_COLL_NBC_SLOT
+
+/* Not an MPI_Info: marks a nonblocking call (there is no info argument). */
+extern char mca_coll_pnbc_nonblocking_marker;
+#define PNBC_NONBLOCKING ((struct ompi_info_t *) &mca_coll_pnbc_nonblocking_marker)
+
+/* The one path every entry point takes (coll_pnbc_module.c): a
+ * persistent request, or with info == PNBC_NONBLOCKING a started
+ * nonblocking one (mca_coll_pnbc_nbc_call). */
 int mca_coll_pnbc_coll_init(pnbc_coll_args_t *args, struct ompi_info_t *info,
                             ompi_request_t **request, mca_coll_base_module_t *module);
+
+struct pnbc_request_t;
+/* Build and commit a collective's schedule into req (set up by the
+ * caller with its tag): select (done by the caller) -> build -> commit
+ * -> retain the user's datatypes and op.  Returns an OMPI error code. */
+struct pnbc_algorithm_t;
+int mca_coll_pnbc_build(struct pnbc_request_t *req, pnbc_coll_args_t *args,
+                        const struct pnbc_algorithm_t *alg);
+
+/* Nonblocking call (coll_pnbc_nbc.c): args normalised and completed. */
+int mca_coll_pnbc_nbc_call(pnbc_coll_args_t *args, ompi_request_t **request,
+                           mca_coll_pnbc_module_t *module);
+
+/* At communicator free: release the nonblocking schedule cache
+ * (coll_pnbc_cache.c). */
+void mca_coll_pnbc_cache_fini(mca_coll_pnbc_module_t *m);
 
 /* Component-wide services (coll_pnbc_component.c) */
 mca_coll_base_module_t *mca_coll_pnbc_comm_query(struct ompi_communicator_t *comm,

@@ -41,6 +41,8 @@ mca_coll_pnbc_component_t mca_coll_pnbc_component = {
      * tuned fills no persistent slot. */
     .priority = 40,
     .segsize = 0,
+    .cache_entries = 128,
+    .cache_bytes = 64 << 20,
 };
 
 static int pnbc_register(void)
@@ -56,7 +58,9 @@ static int pnbc_register(void)
     (void) mca_base_component_var_register(&c->super.collm_version, "verbose",
         "Verbosity of pnbc: at 1 or more, one line per *_init naming the collective, "
         "the algorithm chosen and the communicator size; at 2, also how many of its "
-        "messages use the shared memory transport",
+        "messages use the shared memory transport, one line per nonblocking call that "
+        "missed the schedule cache, and the cache's hits, misses and evictions when "
+        "its communicator is freed",
         MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_9,
         MCA_BASE_VAR_SCOPE_LOCAL, &e->verbose);
     (void) mca_base_component_var_register(&c->super.collm_version, "segsize",
@@ -64,6 +68,17 @@ static int pnbc_register(void)
         "own default); the MPI_Info key pnbc_segsize overrides it per request",
         MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_5,
         MCA_BASE_VAR_SCOPE_ALL, &c->segsize);
+    (void) mca_base_component_var_register(&c->super.collm_version, "cache_entries",
+        "Nonblocking collectives: committed schedules kept per communicator for calls "
+        "repeated with the same arguments (least recently used evicted first; 0: no "
+        "cache, every call builds its schedule)",
+        MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_5,
+        MCA_BASE_VAR_SCOPE_ALL, &c->cache_entries);
+    (void) mca_base_component_var_register(&c->super.collm_version, "cache_bytes",
+        "Nonblocking collectives: bytes of the schedules kept per communicator "
+        "(schedules, temporary buffers, keys; 0: no cache)",
+        MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_5,
+        MCA_BASE_VAR_SCOPE_ALL, &c->cache_bytes);
     /* Both sides of a message choose its transport alone: these two must
      * be equal on all processes. */
     (void) mca_base_component_var_register(&c->super.collm_version, "shm",

@@ -8,8 +8,9 @@
  *     normalise arguments -> choose algorithm -> build schedule
  *         -> commit (temporaries, addresses, transports) -> request
  *
- * pnbc fills only the persistent slots it implements (per kind of
- * communicator); everything else stays with the other components.
+ * pnbc fills the persistent and the nonblocking slots of the collectives
+ * it implements (per kind of communicator); the blocking ones stay with
+ * the other components (tuned/han).
  */
 
 #include "coll_pnbc.h"
@@ -20,6 +21,7 @@
 #include "opal/util/output.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 static int pnbc_module_enable(mca_coll_base_module_t *module, struct ompi_communicator_t *comm)
 {
@@ -31,18 +33,29 @@ static int pnbc_module_enable(mca_coll_base_module_t *module, struct ompi_commun
 static void pnbc_module_construct(mca_coll_pnbc_module_t *module)
 {
     module->ninit = 0;
+    module->ncalls = 0;
+    memset(&module->cache, 0, sizeof(module->cache));
+}
+
+/* At communicator free: the nonblocking schedule cache goes with it
+ * (no call is running then: each holds the communicator). */
+static void pnbc_module_destruct(mca_coll_pnbc_module_t *module)
+{
+    mca_coll_pnbc_cache_fini(module);
 }
 
 OBJ_CLASS_INSTANCE(mca_coll_pnbc_module_t, mca_coll_base_module_t,
-                   pnbc_module_construct, NULL);
+                   pnbc_module_construct, pnbc_module_destruct);
 
-/* Claim a persistent slot only when its collective has an algorithm for
- * this kind of communicator. */
+/* Claim a persistent and the nonblocking slot only when the collective
+ * has an algorithm for this kind of communicator. */
 static void fill_slots(mca_coll_base_module_t *m, bool inter)
 {
 #define PNBC_FILL_SLOT(ID, name, groups, large) \
     m->coll_##name##_init = mca_coll_pnbc_implemented(PNBC_##ID, inter) \
-                                ? mca_coll_pnbc_##name##_init : NULL;
+                                ? mca_coll_pnbc_##name##_init : NULL; \
+    m->coll_i##name = mca_coll_pnbc_implemented(PNBC_##ID, inter) \
+                          ? mca_coll_pnbc_i##name : NULL;
     PNBC_COLLECTIVES(PNBC_FILL_SLOT)
 #undef PNBC_FILL_SLOT
 }
@@ -96,6 +109,22 @@ static size_t request_segsize(struct ompi_info_t *info)
     return (size_t) (mca_coll_pnbc_component.segsize > 0 ? mca_coll_pnbc_component.segsize : 0);
 }
 
+char mca_coll_pnbc_nonblocking_marker;
+
+int mca_coll_pnbc_build(pnbc_request_t *req, pnbc_coll_args_t *args,
+                        const pnbc_algorithm_t *alg)
+{
+    req->name = mca_coll_pnbc_coll_name(args->coll);
+    req->algorithm = alg->name;
+    alg->build(&req->sched, args);
+    req->sched.large = mca_coll_pnbc_large_msgs(args->coll);
+    int rc = pnbc_sched_commit(&req->sched, args->sbuf, args->rbuf, args->comm, req->exec.tag);
+    if (OMPI_SUCCESS == rc) {
+        rc = retain_objects(req, args);
+    }
+    return rc;
+}
+
 int mca_coll_pnbc_coll_init(pnbc_coll_args_t *args, struct ompi_info_t *info,
                             ompi_request_t **request, mca_coll_base_module_t *module)
 {
@@ -105,6 +134,10 @@ int mca_coll_pnbc_coll_init(pnbc_coll_args_t *args, struct ompi_info_t *info,
     args->size = ompi_comm_size(args->comm);
     args->inter = OMPI_COMM_IS_INTER(args->comm);
     args->remote_size = args->inter ? ompi_comm_remote_size(args->comm) : 0;
+    if (PNBC_NONBLOCKING == info) {
+        args->segsize = request_segsize(NULL);
+        return mca_coll_pnbc_nbc_call(args, request, pmod);
+    }
     args->segsize = request_segsize(info);
     const pnbc_algorithm_t *alg = mca_coll_pnbc_select(args, info);
 
@@ -113,15 +146,7 @@ int mca_coll_pnbc_coll_init(pnbc_coll_args_t *args, struct ompi_info_t *info,
     if (NULL == req) {
         return OMPI_ERR_OUT_OF_RESOURCE;
     }
-    req->name = mca_coll_pnbc_coll_name(args->coll);
-    req->algorithm = alg->name;
-
-    alg->build(&req->sched, args);
-    req->sched.large = mca_coll_pnbc_large_msgs(args->coll);
-    int rc = pnbc_sched_commit(&req->sched, args->sbuf, args->rbuf, args->comm, req->exec.tag);
-    if (OMPI_SUCCESS == rc) {
-        rc = retain_objects(req, args);
-    }
+    int rc = mca_coll_pnbc_build(req, args, alg);
     if (OMPI_SUCCESS != rc) {
         req->super.req_state = OMPI_REQUEST_INVALID;
         OBJ_RELEASE(req);

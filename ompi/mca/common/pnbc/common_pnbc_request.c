@@ -2,8 +2,9 @@
  * Copyright (c) 2026 The pnbc developers.
  * SPDX-License-Identifier: BSD-3-Clause
  *
- * Request lifecycle: creation at init, start (MPI_Start/MPI_Startall),
- * completion from progress, free.  Start and completion allocate nothing
+ * Request lifecycle: creation at init, start (MPI_Start/MPI_Startall, or
+ * the nonblocking call for PNBC_REQ_NBC), completion from progress, free
+ * (or recycling by its owner).  Start and completion allocate nothing
  * and never touch the schedule's structure, only its cursor.
  */
 
@@ -12,6 +13,7 @@
 #include "ompi/errhandler/errhandler.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 /* ------------------------------------------------------------------ */
 /* Active list (engine-wide, guarded by the engine lock)               */
@@ -106,7 +108,7 @@ static int request_start_one(pnbc_request_t *req)
             pnbc_engine_unlock();
         }
         return (MPI_SUCCESS == err) ? OMPI_SUCCESS
-                                    : OMPI_ERRHANDLER_INVOKE(req->comm, err, "MPI_Start");
+                                    : OMPI_ERRHANDLER_INVOKE(req->exec.comm, err, "MPI_Start");
     }
     req->super.req_state = OMPI_REQUEST_ACTIVE;
     req->super.req_complete = REQUEST_PENDING;
@@ -138,9 +140,47 @@ static int request_start(size_t count, ompi_request_t **requests)
     return rc;
 }
 
+int pnbc_request_start_nbc(pnbc_request_t *req, int tag)
+{
+    req->exec.tag = tag;
+    /* what the MPI layer may keep there is NULL until it stores it */
+    memset(req->ompi_nbc_room, 0, sizeof(req->ompi_nbc_room));
+    req->super.req_complete_cb = NULL;
+    req->super.req_complete_cb_data = NULL;
+    req->super.req_status.MPI_SOURCE = MPI_ANY_SOURCE;
+    req->super.req_status.MPI_TAG = MPI_ANY_TAG;
+    req->super.req_status._ucount = 0;
+    req->super.req_status._cancelled = 0;
+    req->super.req_state = OMPI_REQUEST_INACTIVE;
+    return request_start_one(req);
+}
+
+/* Free of a non-persistent request (MPI_Wait/MPI_Test once complete, or
+ * MPI_Request_free): refused while it runs, as libnbc does. */
+static int request_free_nbc(ompi_request_t **request)
+{
+    pnbc_request_t *req = (pnbc_request_t *) *request;
+
+    if (!REQUEST_COMPLETE(&req->super)) {
+        return MPI_ERR_REQUEST;
+    }
+    OMPI_REQUEST_FINI(&req->super);
+    *request = MPI_REQUEST_NULL;
+    if (NULL != req->ops && NULL != req->ops->recycle) {
+        req->ops->recycle(req);
+    } else {
+        OBJ_RELEASE(req);
+    }
+    return OMPI_SUCCESS;
+}
+
 static int request_free(ompi_request_t **request)
 {
     pnbc_request_t *req = (pnbc_request_t *) *request;
+
+    if (PNBC_REQ_NBC == req->kind) {
+        return request_free_nbc(request);
+    }
 
     /* Freeing an active persistent collective or partitioned request is
      * erroneous (MPI-4.1 sec. 6.12, 4.2): report it and leave the request
@@ -176,6 +216,7 @@ static void request_construct(pnbc_request_t *req)
     req->super.req_start = request_start;
     req->super.req_free = request_free;
     req->super.req_cancel = request_cancel;
+    memset(req->ompi_nbc_room, 0, sizeof(req->ompi_nbc_room));
     req->kind = PNBC_REQ_COLL;
     req->ops = NULL;
     pnbc_sched_construct(&req->sched);
@@ -207,12 +248,14 @@ OBJ_CLASS_INSTANCE(pnbc_request_t, ompi_request_t, request_construct, request_de
 void pnbc_request_setup(pnbc_request_t *req, pnbc_req_kind_t kind,
                         const pnbc_request_ops_t *ops, ompi_communicator_t *comm, int tag)
 {
-    OMPI_REQUEST_INIT(&req->super, true);
+    const bool persistent = (PNBC_REQ_NBC != kind);
+    OMPI_REQUEST_INIT(&req->super, persistent);
     /* Point-to-point kinds are PML requests to Open MPI: their errors go
      * to their communicator's error handler (a COLL request's go to
      * MPI_COMM_WORLD's, ompi_errhandler_request_invoke), as ob1's own
      * persistent requests' do.  MPI_Start/Startall treat both alike. */
-    req->super.req_type = (PNBC_REQ_COLL == kind) ? OMPI_REQUEST_COLL : OMPI_REQUEST_PML;
+    req->super.req_type =
+        (PNBC_REQ_COLL == kind || PNBC_REQ_NBC == kind) ? OMPI_REQUEST_COLL : OMPI_REQUEST_PML;
     req->kind = kind;
     req->ops = ops;
     req->super.req_mpi_object.comm = comm;
@@ -220,8 +263,12 @@ void pnbc_request_setup(pnbc_request_t *req, pnbc_req_kind_t kind,
     req->super.req_status.MPI_TAG = MPI_ANY_TAG;
     req->super.req_status._ucount = 0;
     req->super.req_status._cancelled = 0;
-    OBJ_RETAIN(comm);
-    req->comm = comm;
+    /* A nonblocking collective's instance lives in its communicator's
+     * cache: holding the communicator would keep it alive forever. */
+    if (persistent) {
+        OBJ_RETAIN(comm);
+        req->comm = comm;
+    }
     req->exec.sched = &req->sched;
     req->exec.comm = comm;
     req->exec.tag = tag;

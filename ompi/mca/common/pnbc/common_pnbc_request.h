@@ -3,11 +3,18 @@
  * SPDX-License-Identifier: BSD-3-Clause
  *
  * The request core: every pnbc request -- persistent collective,
- * partitioned send or receive -- is an ompi_request_t of type
- * OMPI_REQUEST_COLL with req_persistent set, owning a schedule, its
- * execution cursor and references to the user's datatypes and op.  All
- * kinds share one req_start, so MPI_Startall reaches pnbc once per run of
- * pnbc requests whatever their kinds, one progress loop and one free.
+ * partitioned send or receive, channel, nonblocking collective -- is an
+ * ompi_request_t owning a schedule, its execution cursor and references
+ * to the user's datatypes and op.  All persistent kinds share one
+ * req_start, so MPI_Startall reaches pnbc once per run of pnbc requests
+ * whatever their kinds, one progress loop and one free.
+ *
+ * Nonblocking collectives (PNBC_REQ_NBC) are not persistent: their
+ * owner (coll/pnbc's schedule cache) starts an instance with
+ * pnbc_request_start_nbc() under the call's tag, MPI_Wait/MPI_Test free
+ * it once complete, and the free hands it back to its owner (the
+ * `recycle` hook) instead of destroying it.  Such an instance does not
+ * hold its communicator (its owner lives as long as the communicator).
  *
  *   init --> INACTIVE --start--> ACTIVE --(schedule done)--> complete
  *               ^                                               |
@@ -23,6 +30,7 @@
 #include "common_pnbc.h"
 #include "common_pnbc_schedule.h"
 #include "ompi/request/request.h"
+#include "ompi/mca/coll/base/coll_base_util.h"
 
 BEGIN_C_DECLS
 
@@ -30,7 +38,8 @@ typedef enum {
     PNBC_REQ_COLL,      /* persistent collective (coll/pnbc) */
     PNBC_REQ_PSEND,     /* partitioned send (libpnbc) */
     PNBC_REQ_PRECV,     /* partitioned receive (libpnbc) */
-    PNBC_REQ_CHANNEL    /* persistent point-to-point channel (libpnbc) */
+    PNBC_REQ_CHANNEL,   /* persistent point-to-point channel (libpnbc) */
+    PNBC_REQ_NBC        /* nonblocking collective (coll/pnbc), not persistent */
 } pnbc_req_kind_t;
 
 struct pnbc_request_t;
@@ -54,10 +63,22 @@ typedef struct pnbc_request_ops_t {
      * class to refuse it (nothing changes), MPI_SUCCESS when accepted.
      * NULL: starting an active request is MPI_ERR_REQUEST. */
     int (*start_active)(struct pnbc_request_t *req);
+    /* Free of a complete non-persistent request (PNBC_REQ_NBC), without
+     * the engine lock: the request is handed back to its owner, which
+     * may start it again (pnbc_request_start_nbc) or release it.
+     * NULL: the request is destroyed. */
+    void (*recycle)(struct pnbc_request_t *req);
 } pnbc_request_ops_t;
 
 typedef struct pnbc_request_t {
     ompi_request_t super;
+    /* Open MPI 4.1's MPI layer takes the request a nonblocking collective
+     * slot returns for an ompi_coll_base_nbc_request_t: when the call
+     * uses a derived datatype or a user op, MPI_I<coll> stores its own
+     * completion callback and references to them in the words after the
+     * ompi_request_t (ompi_coll_base_retain_op/_datatypes) and releases
+     * them at completion.  This is their room; pnbc never reads it. */
+    char ompi_nbc_room[sizeof(ompi_coll_base_nbc_request_t) - sizeof(ompi_request_t)];
     pnbc_req_kind_t kind;
     const pnbc_request_ops_t *ops;      /* NULL: all defaults */
 
@@ -65,7 +86,8 @@ typedef struct pnbc_request_t {
     pnbc_exec_t exec;
 
     /* Objects retained at init and released at free: the user may free
-     * their handles while the request lives (MPI-4.1 sec. 2.5.1). */
+     * their handles while the request lives (MPI-4.1 sec. 2.5.1).  comm
+     * is NULL for PNBC_REQ_NBC (not retained; exec.comm is set). */
     ompi_communicator_t *comm;
     ompi_op_t *op;
     ompi_datatype_t **dtypes;
@@ -81,12 +103,18 @@ typedef struct pnbc_request_t {
 OMPI_DECLSPEC OBJ_CLASS_DECLARATION(pnbc_request_t);
 
 /* Set up a request constructed by OBJ_NEW (of pnbc_request_t or of a
- * class derived from it): inactive, on comm, using `tag`. */
+ * class derived from it): inactive, on comm, using `tag`.  PNBC_REQ_NBC:
+ * not persistent, comm not retained. */
 OMPI_DECLSPEC void pnbc_request_setup(pnbc_request_t *req, pnbc_req_kind_t kind,
                                       const pnbc_request_ops_t *ops,
                                       ompi_communicator_t *comm, int tag);
 /* A new, inactive collective request on comm using `tag`. */
 OMPI_DECLSPEC pnbc_request_t *pnbc_request_new(ompi_communicator_t *comm, int tag);
+
+/* Start a set-up or recycled PNBC_REQ_NBC request under `tag` (the
+ * call's own tag: a cached instance serves calls with different tags).
+ * Allocates nothing.  Returns an OMPI error code. */
+OMPI_DECLSPEC int pnbc_request_start_nbc(pnbc_request_t *req, int tag);
 
 /* Whether an MPI request is one of pnbc's (of any kind). */
 OMPI_DECLSPEC bool pnbc_request_is_pnbc(const ompi_request_t *request);

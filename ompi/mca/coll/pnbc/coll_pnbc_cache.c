@@ -1,0 +1,354 @@
+/*
+ * Copyright (c) 2026 The pnbc developers.
+ * SPDX-License-Identifier: BSD-3-Clause
+ *
+ * The nonblocking schedule cache: per communicator, committed instances
+ * of nonblocking collectives, found by every argument of the call.
+ *
+ * Key.  The scalars (collective, buffers, counts, datatypes, op, root,
+ * in place) by value and the per-peer arrays that are significant for
+ * this call (counts, displacements, datatypes of the v/w variants; at the
+ * root only for gatherv/scatterv; not the send side in place) by
+ * content.  The algorithm is a function of these (selection reads only
+ * the arguments, the MCA parameters and the rules, fixed after init), so
+ * it needs no place in the key.  Datatypes and ops are compared by
+ * handle: an instance holds a reference to each, so a handle cannot be
+ * reused for another object while it is cached.
+ *
+ * Structure.  A hash table of chains and one list in order of use (most
+ * recent first).  Several instances may share a key (calls outstanding at
+ * once); a lookup takes the first idle one.  Bounds: at most
+ * coll_pnbc_cache_entries instances and coll_pnbc_cache_bytes bytes
+ * (schedules, temporaries, keys); a new instance evicts idle ones from
+ * the least recently used end until it fits, and if it does not fit even
+ * then (the others are all running) it is not kept: it serves its call
+ * and is destroyed at its free.  0 entries: no caching at all.
+ *
+ * Threads.  Lookups, inserts and evictions happen in the calling thread
+ * of a collective on the communicator (MPI orders these calls); a free in
+ * another thread only clears `busy` (release), as its last touch of the
+ * instance.
+ */
+
+#include "coll_pnbc_nbc.h"
+
+#include "ompi/mca/topo/base/base.h"
+#include "opal/util/output.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define PNBC_CACHE_BUCKETS 256u     /* power of two */
+
+/* ------------------------------------------------------------------ */
+/* Key                                                                */
+/* ------------------------------------------------------------------ */
+
+static void part(pnbc_key_part_t *parts, int which, const void *p, int n, size_t elem)
+{
+    if (NULL != p && n > 0) {
+        parts[which].p = p;
+        parts[which].bytes = (size_t) n * elem;
+    }
+}
+
+/* Is this rank the root of a rooted collective (whose root-only arrays
+ * are then significant)? */
+static bool at_root(const pnbc_coll_args_t *a)
+{
+    return a->inter ? (MPI_ROOT == a->root) : (a->rank == a->root);
+}
+
+void mca_coll_pnbc_key_parts(const pnbc_coll_args_t *a, pnbc_key_part_t parts[PNBC_KEY_NPARTS])
+{
+    const int n = a->inter ? a->remote_size : a->size;
+    const bool send_side = !a->in_place || NULL != a->sbuf;
+    int indeg = 0, outdeg = 0;
+
+    memset(parts, 0, PNBC_KEY_NPARTS * sizeof(*parts));
+    switch (a->coll) {
+    case PNBC_GATHERV:
+        if (at_root(a)) {
+            part(parts, PNBC_KEY_RCOUNTS, a->rcounts, n, sizeof(int));
+            part(parts, PNBC_KEY_RDISPLS, a->rdispls, n, sizeof(int));
+        }
+        break;
+    case PNBC_SCATTERV:
+        if (at_root(a)) {
+            part(parts, PNBC_KEY_SCOUNTS, a->scounts, n, sizeof(int));
+            part(parts, PNBC_KEY_SDISPLS, a->sdispls, n, sizeof(int));
+        }
+        break;
+    case PNBC_ALLGATHERV:
+        part(parts, PNBC_KEY_RCOUNTS, a->rcounts, n, sizeof(int));
+        part(parts, PNBC_KEY_RDISPLS, a->rdispls, n, sizeof(int));
+        break;
+    case PNBC_ALLTOALLV:
+    case PNBC_ALLTOALLW:
+        if (send_side) {
+            part(parts, PNBC_KEY_SCOUNTS, a->scounts, n, sizeof(int));
+            part(parts, PNBC_KEY_SDISPLS, a->sdispls, n, sizeof(int));
+            part(parts, PNBC_KEY_SDTYPES, a->sdtypes, n, sizeof(ompi_datatype_t *));
+        }
+        part(parts, PNBC_KEY_RCOUNTS, a->rcounts, n, sizeof(int));
+        part(parts, PNBC_KEY_RDISPLS, a->rdispls, n, sizeof(int));
+        part(parts, PNBC_KEY_RDTYPES, a->rdtypes, n, sizeof(ompi_datatype_t *));
+        break;
+    case PNBC_REDUCE_SCATTER:
+        part(parts, PNBC_KEY_RCOUNTS, a->rcounts, a->size, sizeof(int));
+        break;
+    case PNBC_NEIGHBOR_ALLGATHERV:
+    case PNBC_NEIGHBOR_ALLTOALLV:
+    case PNBC_NEIGHBOR_ALLTOALLW:
+        if (OMPI_SUCCESS != mca_topo_base_neighbor_count(a->comm, &indeg, &outdeg)) {
+            break;
+        }
+        if (PNBC_NEIGHBOR_ALLGATHERV != a->coll) {
+            part(parts, PNBC_KEY_SCOUNTS, a->scounts, outdeg, sizeof(int));
+            part(parts, PNBC_KEY_SDISPLS, a->sdispls, outdeg, sizeof(int));
+            part(parts, PNBC_KEY_SDTYPES, a->sdtypes, outdeg, sizeof(ompi_datatype_t *));
+            part(parts, PNBC_KEY_SDISPLS_BYTES, a->sdispls_bytes, outdeg, sizeof(MPI_Aint));
+        }
+        part(parts, PNBC_KEY_RCOUNTS, a->rcounts, indeg, sizeof(int));
+        part(parts, PNBC_KEY_RDISPLS, a->rdispls, indeg, sizeof(int));
+        part(parts, PNBC_KEY_RDTYPES, a->rdtypes, indeg, sizeof(ompi_datatype_t *));
+        part(parts, PNBC_KEY_RDISPLS_BYTES, a->rdispls_bytes, indeg, sizeof(MPI_Aint));
+        break;
+    default:
+        break;
+    }
+}
+
+static inline uint64_t mix(uint64_t h, uint64_t v)
+{
+    h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
+    return h * 0xff51afd7ed558ccdULL;
+}
+
+uint64_t mca_coll_pnbc_key_hash(const pnbc_coll_args_t *a,
+                                const pnbc_key_part_t parts[PNBC_KEY_NPARTS])
+{
+    uint64_t h = (uint64_t) a->coll;
+    h = mix(h, (uint64_t) (uintptr_t) a->sbuf);
+    h = mix(h, (uint64_t) (uintptr_t) a->rbuf);
+    h = mix(h, (uint64_t) a->count ^ ((uint64_t) a->scount << 21) ^ ((uint64_t) a->rcount << 42));
+    h = mix(h, (uint64_t) (uintptr_t) a->dtype ^ (uint64_t) (uintptr_t) a->sdtype);
+    h = mix(h, (uint64_t) (uintptr_t) a->rdtype ^ (uint64_t) (uintptr_t) a->op);
+    h = mix(h, (uint64_t) (uint32_t) a->root ^ ((uint64_t) a->in_place << 32));
+    for (int i = 0; i < PNBC_KEY_NPARTS; ++i) {
+        const unsigned char *p = parts[i].p;
+        for (size_t k = 0; k < parts[i].bytes; k += sizeof(uint32_t)) {
+            uint32_t w = 0;
+            memcpy(&w, p + k, (parts[i].bytes - k < sizeof(w)) ? parts[i].bytes - k : sizeof(w));
+            h = mix(h, w);
+        }
+        h = mix(h, parts[i].bytes);
+    }
+    return h;
+}
+
+static bool key_eq(const pnbc_nbc_request_t *e, const pnbc_coll_args_t *a,
+                   const pnbc_key_part_t parts[PNBC_KEY_NPARTS])
+{
+    const pnbc_coll_args_t *k = &e->key;
+    if (k->coll != a->coll || k->sbuf != a->sbuf || k->rbuf != a->rbuf ||
+        k->count != a->count || k->scount != a->scount || k->rcount != a->rcount ||
+        k->dtype != a->dtype || k->sdtype != a->sdtype || k->rdtype != a->rdtype ||
+        k->op != a->op || k->root != a->root || k->in_place != a->in_place) {
+        return false;
+    }
+    for (int i = 0; i < PNBC_KEY_NPARTS; ++i) {
+        if (e->parts[i].bytes != parts[i].bytes ||
+            (parts[i].bytes > 0 && 0 != memcmp(e->parts[i].p, parts[i].p, parts[i].bytes))) {
+            return false;
+        }
+    }
+    return true;
+}
+
+int mca_coll_pnbc_key_store(pnbc_nbc_request_t *e, const pnbc_coll_args_t *a,
+                            const pnbc_key_part_t parts[PNBC_KEY_NPARTS], uint64_t hash)
+{
+    size_t total = 0;
+    for (int i = 0; i < PNBC_KEY_NPARTS; ++i) {
+        total += (parts[i].bytes + 7) & ~(size_t) 7;
+    }
+    e->hash = hash;
+    e->key = *a;
+    /* the caller's arrays are not ours to keep: the copies stand in */
+    e->key.scounts = e->key.sdispls = e->key.rcounts = e->key.rdispls = NULL;
+    e->key.sdtypes = e->key.rdtypes = NULL;
+    e->key.sdispls_bytes = e->key.rdispls_bytes = NULL;
+    if (total > 0 && NULL == (e->keymem = malloc(total))) {
+        return OMPI_ERR_OUT_OF_RESOURCE;
+    }
+    char *p = e->keymem;
+    for (int i = 0; i < PNBC_KEY_NPARTS; ++i) {
+        e->parts[i].bytes = parts[i].bytes;
+        e->parts[i].p = (parts[i].bytes > 0) ? p : NULL;
+        if (parts[i].bytes > 0) {
+            memcpy(p, parts[i].p, parts[i].bytes);
+            p += (parts[i].bytes + 7) & ~(size_t) 7;
+        }
+    }
+    e->bytes = sizeof(*e) + total + e->super.sched.tmp_size +
+               e->super.sched.actions_cap * sizeof(pnbc_action_t) +
+               e->super.sched.rounds_cap * sizeof(pnbc_round_t) +
+               e->super.dtypes_cap * sizeof(ompi_datatype_t *);
+    return OMPI_SUCCESS;
+}
+
+/* ------------------------------------------------------------------ */
+/* Lists                                                              */
+/* ------------------------------------------------------------------ */
+
+static void lru_unlink(pnbc_nbc_cache_t *c, pnbc_nbc_request_t *e)
+{
+    if (NULL != e->lru_prev) {
+        e->lru_prev->lru_next = e->lru_next;
+    } else {
+        c->lru_head = e->lru_next;
+    }
+    if (NULL != e->lru_next) {
+        e->lru_next->lru_prev = e->lru_prev;
+    } else {
+        c->lru_tail = e->lru_prev;
+    }
+    e->lru_next = e->lru_prev = NULL;
+}
+
+static void lru_push_front(pnbc_nbc_cache_t *c, pnbc_nbc_request_t *e)
+{
+    e->lru_prev = NULL;
+    e->lru_next = c->lru_head;
+    if (NULL != c->lru_head) {
+        c->lru_head->lru_prev = e;
+    } else {
+        c->lru_tail = e;
+    }
+    c->lru_head = e;
+}
+
+static pnbc_nbc_request_t **bucket(pnbc_nbc_cache_t *c, uint64_t hash)
+{
+    return &c->buckets[(hash ^ (hash >> 32)) & (PNBC_CACHE_BUCKETS - 1u)];
+}
+
+static void chain_unlink(pnbc_nbc_cache_t *c, pnbc_nbc_request_t *e)
+{
+    if (NULL != e->h_prev) {
+        e->h_prev->h_next = e->h_next;
+    } else {
+        *bucket(c, e->hash) = e->h_next;
+    }
+    if (NULL != e->h_next) {
+        e->h_next->h_prev = e->h_prev;
+    }
+    e->h_next = e->h_prev = NULL;
+}
+
+/* Take an idle instance out of the cache and destroy it. */
+static void evict(pnbc_nbc_cache_t *c, pnbc_nbc_request_t *e)
+{
+    lru_unlink(c, e);
+    chain_unlink(c, e);
+    c->nentries--;
+    c->bytes -= e->bytes;
+    e->cached = false;
+    OBJ_RELEASE(e);
+}
+
+/* ------------------------------------------------------------------ */
+/* Lookup, insert, fini                                               */
+/* ------------------------------------------------------------------ */
+
+pnbc_nbc_request_t *mca_coll_pnbc_cache_lookup(mca_coll_pnbc_module_t *m,
+                                               const pnbc_coll_args_t *a,
+                                               const pnbc_key_part_t parts[PNBC_KEY_NPARTS],
+                                               uint64_t hash)
+{
+    pnbc_nbc_cache_t *c = &m->cache;
+    if (NULL != c->buckets) {
+        for (pnbc_nbc_request_t *e = *bucket(c, hash); NULL != e; e = e->h_next) {
+            if (e->hash == hash && !pnbc_nbc_busy(e) && key_eq(e, a, parts)) {
+                pnbc_nbc_set_busy(e, true);
+                if (c->lru_head != e) {
+                    lru_unlink(c, e);
+                    lru_push_front(c, e);
+                }
+                c->hits++;
+                return e;
+            }
+        }
+    }
+    c->misses++;
+    return NULL;
+}
+
+void mca_coll_pnbc_cache_insert(mca_coll_pnbc_module_t *m, pnbc_nbc_request_t *e)
+{
+    pnbc_nbc_cache_t *c = &m->cache;
+    const size_t max_entries = (size_t) (mca_coll_pnbc_component.cache_entries > 0
+                                         ? mca_coll_pnbc_component.cache_entries : 0);
+    const size_t max_bytes = (size_t) (mca_coll_pnbc_component.cache_bytes > 0
+                                       ? mca_coll_pnbc_component.cache_bytes : 0);
+
+    e->cached = false;
+    if (0 == max_entries || e->bytes > max_bytes) {
+        return;
+    }
+    if (NULL == c->buckets &&
+        NULL == (c->buckets = calloc(PNBC_CACHE_BUCKETS, sizeof(*c->buckets)))) {
+        return;
+    }
+    /* Evict idle instances, least recently used first, until e fits. */
+    pnbc_nbc_request_t *v = c->lru_tail;
+    while (NULL != v && (c->nentries + 1 > max_entries || c->bytes + e->bytes > max_bytes)) {
+        pnbc_nbc_request_t *prev = v->lru_prev;
+        if (!pnbc_nbc_busy(v)) {
+            evict(c, v);
+            c->evictions++;
+        }
+        v = prev;
+    }
+    if (c->nentries + 1 > max_entries || c->bytes + e->bytes > max_bytes) {
+        return;     /* the others are all running: serve this call uncached */
+    }
+    pnbc_nbc_request_t **b = bucket(c, e->hash);
+    e->h_prev = NULL;
+    e->h_next = *b;
+    if (NULL != *b) {
+        (*b)->h_prev = e;
+    }
+    *b = e;
+    lru_push_front(c, e);
+    c->nentries++;
+    c->bytes += e->bytes;
+    e->cached = true;
+}
+
+void mca_coll_pnbc_cache_fini(mca_coll_pnbc_module_t *m)
+{
+    pnbc_nbc_cache_t *c = &m->cache;
+    if (mca_common_pnbc_params.verbose >= 2 && (c->hits > 0 || c->misses > 0)) {
+        opal_output(0, "coll:pnbc: nonblocking schedule cache: %llu hits, %llu misses, "
+                    "%llu evictions, %zu instances (%zu bytes) at communicator free",
+                    (unsigned long long) c->hits, (unsigned long long) c->misses,
+                    (unsigned long long) c->evictions, c->nentries, c->bytes);
+    }
+    pnbc_nbc_request_t *e = c->lru_head;
+    while (NULL != e) {
+        pnbc_nbc_request_t *next = e->lru_next;
+        if (pnbc_nbc_busy(e)) {
+            /* never completed by the user (MPI_Finalize with calls
+             * outstanding): leave it, it may still be in the engine */
+            lru_unlink(c, e);
+            e->cached = false;
+        } else {
+            evict(c, e);
+        }
+        e = next;
+    }
+    free(c->buckets);
+    memset(c, 0, sizeof(*c));
+}

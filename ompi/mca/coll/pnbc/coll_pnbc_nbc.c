@@ -1,0 +1,311 @@
+/*
+ * Copyright (c) 2026 The pnbc developers.
+ * SPDX-License-Identifier: BSD-3-Clause
+ *
+ * Nonblocking collectives (MPI_I<coll>): the 22 slots, and the call
+ *
+ *     normalise arguments (the persistent entry point's code)
+ *       -> tag of this call -> cache lookup
+ *            hit:  an idle committed instance with these arguments
+ *            miss: choose algorithm -> build -> commit -> insert
+ *       -> start the instance under the call's tag
+ *
+ * A hit does no allocation, no selection and no datatype or op work.
+ *
+ * Matching.  Each call takes the next tag of its communicator's call
+ * counter (coll_pnbc.h): calls on a communicator are ordered alike on
+ * every rank, so the k-th call has the same tag everywhere, whichever
+ * instance each rank runs it with -- one rank may hit while another
+ * misses.  Instances therefore never bind anything to the tag they were
+ * built with: their messages all go through the PML transport, which
+ * reads the tag from the executor at each post.  (The shm transport pairs
+ * the two sides of a message at commit, by request tag and by counting
+ * the starts of that one request on both sides: neither holds when each
+ * rank picks its instance from its own cache.)  The schedule asks for
+ * this with sizes_may_differ, which the shm transport refuses and the
+ * PML ignores (it reports truncation itself).
+ */
+
+#include "coll_pnbc_nbc.h"
+#include "coll_pnbc_algorithms.h"
+
+#include "opal/util/output.h"
+
+#include <stdlib.h>
+
+/* ------------------------------------------------------------------ */
+/* Instances                                                          */
+/* ------------------------------------------------------------------ */
+
+/* Free of a completed call's request: back to the cache (or destroyed
+ * when it was not kept), then the communicator is let go -- last, as it
+ * may take the cache with it. */
+static void nbc_recycle(pnbc_request_t *req)
+{
+    pnbc_nbc_request_t *e = (pnbc_nbc_request_t *) req;
+    ompi_communicator_t *comm = e->held;
+
+    e->held = NULL;
+    if (e->cached) {
+        pnbc_nbc_set_busy(e, false);
+    } else {
+        OBJ_RELEASE(e);
+    }
+    OBJ_RELEASE(comm);
+}
+
+static const pnbc_request_ops_t nbc_ops = {
+    .recycle = nbc_recycle,
+};
+
+static void nbc_request_construct(pnbc_nbc_request_t *e)
+{
+    e->module = NULL;
+    e->held = NULL;
+    e->hash = 0;
+    e->keymem = NULL;
+    e->bytes = 0;
+    e->busy = false;
+    e->cached = false;
+    e->lru_next = e->lru_prev = e->h_next = e->h_prev = NULL;
+}
+
+static void nbc_request_destruct(pnbc_nbc_request_t *e)
+{
+    free(e->keymem);
+}
+
+OBJ_CLASS_INSTANCE(pnbc_nbc_request_t, pnbc_request_t, nbc_request_construct,
+                   nbc_request_destruct);
+
+/* A miss: a new busy instance committed for these arguments. */
+static int nbc_build(mca_coll_pnbc_module_t *m, pnbc_coll_args_t *args,
+                     const pnbc_key_part_t parts[PNBC_KEY_NPARTS], uint64_t hash, int tag,
+                     pnbc_nbc_request_t **out)
+{
+    const pnbc_algorithm_t *alg = mca_coll_pnbc_select(args, NULL);
+    pnbc_nbc_request_t *e = OBJ_NEW(pnbc_nbc_request_t);
+    if (NULL == e) {
+        return OMPI_ERR_OUT_OF_RESOURCE;
+    }
+    pnbc_request_setup(&e->super, PNBC_REQ_NBC, &nbc_ops, args->comm, tag);
+    e->module = m;
+    e->super.sched.sizes_may_differ = true;     /* PML only: see above */
+    int rc = mca_coll_pnbc_build(&e->super, args, alg);
+    if (OMPI_SUCCESS == rc) {
+        rc = mca_coll_pnbc_key_store(e, args, parts, hash);
+    }
+    if (OMPI_SUCCESS != rc) {
+        OBJ_RELEASE(e);
+        return rc;
+    }
+    pnbc_nbc_set_busy(e, true);
+    if (mca_common_pnbc_params.verbose >= 2) {
+        opal_output(0, "coll:pnbc: i%s miss: algorithm=%s comm_size=%d rank=%d rounds=%u "
+                    "actions=%u bytes=%zu", e->super.name, e->super.algorithm, args->size,
+                    args->rank, e->super.sched.nrounds, e->super.sched.nactions, e->bytes);
+    }
+    *out = e;
+    return OMPI_SUCCESS;
+}
+
+int mca_coll_pnbc_nbc_call(pnbc_coll_args_t *args, ompi_request_t **request,
+                           mca_coll_pnbc_module_t *module)
+{
+    pnbc_key_part_t parts[PNBC_KEY_NPARTS];
+    const int tag = mca_coll_pnbc_next_nbc_tag(module);
+
+    mca_coll_pnbc_key_parts(args, parts);
+    const uint64_t hash = mca_coll_pnbc_key_hash(args, parts);
+    pnbc_nbc_request_t *e = mca_coll_pnbc_cache_lookup(module, args, parts, hash);
+    if (NULL == e) {
+        int rc = nbc_build(module, args, parts, hash, tag, &e);
+        if (OMPI_SUCCESS != rc) {
+            return rc;
+        }
+        mca_coll_pnbc_cache_insert(module, e);
+    }
+    OBJ_RETAIN(args->comm);
+    e->held = args->comm;
+    int rc = pnbc_request_start_nbc(&e->super, tag);
+    if (OMPI_SUCCESS != rc) {
+        e->super.super.req_complete = REQUEST_COMPLETED;
+        nbc_recycle(&e->super);
+        return rc;
+    }
+    *request = &e->super.super;
+    return OMPI_SUCCESS;
+}
+
+/* ------------------------------------------------------------------ */
+/* The slots: the persistent entry points with PNBC_NONBLOCKING        */
+/* ------------------------------------------------------------------ */
+
+#define NBC_TAIL comm, PNBC_NONBLOCKING, request, module
+#define NBC_PARAMS struct ompi_communicator_t *comm, ompi_request_t **request, \
+                   mca_coll_base_module_t *module
+
+int mca_coll_pnbc_ibarrier(NBC_PARAMS)
+{
+    return mca_coll_pnbc_barrier_init(NBC_TAIL);
+}
+
+int mca_coll_pnbc_ibcast(void *buf, int count, struct ompi_datatype_t *dtype, int root,
+                         NBC_PARAMS)
+{
+    return mca_coll_pnbc_bcast_init(buf, count, dtype, root, NBC_TAIL);
+}
+
+int mca_coll_pnbc_ireduce(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
+                          struct ompi_op_t *op, int root, NBC_PARAMS)
+{
+    return mca_coll_pnbc_reduce_init(sbuf, rbuf, count, dtype, op, root, NBC_TAIL);
+}
+
+int mca_coll_pnbc_iallreduce(const void *sbuf, void *rbuf, int count,
+                             struct ompi_datatype_t *dtype, struct ompi_op_t *op, NBC_PARAMS)
+{
+    return mca_coll_pnbc_allreduce_init(sbuf, rbuf, count, dtype, op, NBC_TAIL);
+}
+
+int mca_coll_pnbc_igather(const void *sbuf, int scount, struct ompi_datatype_t *sdtype,
+                          void *rbuf, int rcount, struct ompi_datatype_t *rdtype, int root,
+                          NBC_PARAMS)
+{
+    return mca_coll_pnbc_gather_init(sbuf, scount, sdtype, rbuf, rcount, rdtype, root,
+                                     NBC_TAIL);
+}
+
+int mca_coll_pnbc_igatherv(const void *sbuf, int scount, struct ompi_datatype_t *sdtype,
+                           void *rbuf, const int *rcounts, const int *displs,
+                           struct ompi_datatype_t *rdtype, int root, NBC_PARAMS)
+{
+    return mca_coll_pnbc_gatherv_init(sbuf, scount, sdtype, rbuf, rcounts, displs, rdtype,
+                                      root, NBC_TAIL);
+}
+
+int mca_coll_pnbc_iscatter(const void *sbuf, int scount, struct ompi_datatype_t *sdtype,
+                           void *rbuf, int rcount, struct ompi_datatype_t *rdtype, int root,
+                           NBC_PARAMS)
+{
+    return mca_coll_pnbc_scatter_init(sbuf, scount, sdtype, rbuf, rcount, rdtype, root,
+                                      NBC_TAIL);
+}
+
+int mca_coll_pnbc_iscatterv(const void *sbuf, const int *scounts, const int *displs,
+                            struct ompi_datatype_t *sdtype, void *rbuf, int rcount,
+                            struct ompi_datatype_t *rdtype, int root, NBC_PARAMS)
+{
+    return mca_coll_pnbc_scatterv_init(sbuf, scounts, displs, sdtype, rbuf, rcount, rdtype,
+                                       root, NBC_TAIL);
+}
+
+int mca_coll_pnbc_iallgather(const void *sbuf, int scount, struct ompi_datatype_t *sdtype,
+                             void *rbuf, int rcount, struct ompi_datatype_t *rdtype,
+                             NBC_PARAMS)
+{
+    return mca_coll_pnbc_allgather_init(sbuf, scount, sdtype, rbuf, rcount, rdtype,
+                                        NBC_TAIL);
+}
+
+int mca_coll_pnbc_iallgatherv(const void *sbuf, int scount, struct ompi_datatype_t *sdtype,
+                              void *rbuf, const int *rcounts, const int *displs,
+                              struct ompi_datatype_t *rdtype, NBC_PARAMS)
+{
+    return mca_coll_pnbc_allgatherv_init(sbuf, scount, sdtype, rbuf, rcounts, displs, rdtype,
+                                         NBC_TAIL);
+}
+
+int mca_coll_pnbc_ialltoall(const void *sbuf, int scount, struct ompi_datatype_t *sdtype,
+                            void *rbuf, int rcount, struct ompi_datatype_t *rdtype,
+                            NBC_PARAMS)
+{
+    return mca_coll_pnbc_alltoall_init(sbuf, scount, sdtype, rbuf, rcount, rdtype, NBC_TAIL);
+}
+
+int mca_coll_pnbc_ialltoallv(const void *sbuf, const int *scounts, const int *sdispls,
+                             struct ompi_datatype_t *sdtype, void *rbuf, const int *rcounts,
+                             const int *rdispls, struct ompi_datatype_t *rdtype, NBC_PARAMS)
+{
+    return mca_coll_pnbc_alltoallv_init(sbuf, scounts, sdispls, sdtype, rbuf, rcounts,
+                                        rdispls, rdtype, NBC_TAIL);
+}
+
+int mca_coll_pnbc_ialltoallw(const void *sbuf, const int *scounts, const int *sdispls,
+                             struct ompi_datatype_t *const *sdtypes, void *rbuf,
+                             const int *rcounts, const int *rdispls,
+                             struct ompi_datatype_t *const *rdtypes, NBC_PARAMS)
+{
+    return mca_coll_pnbc_alltoallw_init(sbuf, scounts, sdispls, sdtypes, rbuf, rcounts,
+                                        rdispls, rdtypes, NBC_TAIL);
+}
+
+int mca_coll_pnbc_ireduce_scatter(const void *sbuf, void *rbuf, const int *rcounts,
+                                  struct ompi_datatype_t *dtype, struct ompi_op_t *op,
+                                  NBC_PARAMS)
+{
+    return mca_coll_pnbc_reduce_scatter_init(sbuf, rbuf, rcounts, dtype, op, NBC_TAIL);
+}
+
+int mca_coll_pnbc_ireduce_scatter_block(const void *sbuf, void *rbuf, int rcount,
+                                        struct ompi_datatype_t *dtype, struct ompi_op_t *op,
+                                        NBC_PARAMS)
+{
+    return mca_coll_pnbc_reduce_scatter_block_init(sbuf, rbuf, rcount, dtype, op, NBC_TAIL);
+}
+
+int mca_coll_pnbc_iscan(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
+                        struct ompi_op_t *op, NBC_PARAMS)
+{
+    return mca_coll_pnbc_scan_init(sbuf, rbuf, count, dtype, op, NBC_TAIL);
+}
+
+int mca_coll_pnbc_iexscan(const void *sbuf, void *rbuf, int count,
+                          struct ompi_datatype_t *dtype, struct ompi_op_t *op, NBC_PARAMS)
+{
+    return mca_coll_pnbc_exscan_init(sbuf, rbuf, count, dtype, op, NBC_TAIL);
+}
+
+int mca_coll_pnbc_ineighbor_allgather(const void *sbuf, int scount,
+                                      struct ompi_datatype_t *sdtype, void *rbuf, int rcount,
+                                      struct ompi_datatype_t *rdtype, NBC_PARAMS)
+{
+    return mca_coll_pnbc_neighbor_allgather_init(sbuf, scount, sdtype, rbuf, rcount, rdtype,
+                                                 NBC_TAIL);
+}
+
+int mca_coll_pnbc_ineighbor_allgatherv(const void *sbuf, int scount,
+                                       struct ompi_datatype_t *sdtype, void *rbuf,
+                                       const int *rcounts, const int *displs,
+                                       struct ompi_datatype_t *rdtype, NBC_PARAMS)
+{
+    return mca_coll_pnbc_neighbor_allgatherv_init(sbuf, scount, sdtype, rbuf, rcounts, displs,
+                                                  rdtype, NBC_TAIL);
+}
+
+int mca_coll_pnbc_ineighbor_alltoall(const void *sbuf, int scount,
+                                     struct ompi_datatype_t *sdtype, void *rbuf, int rcount,
+                                     struct ompi_datatype_t *rdtype, NBC_PARAMS)
+{
+    return mca_coll_pnbc_neighbor_alltoall_init(sbuf, scount, sdtype, rbuf, rcount, rdtype,
+                                                NBC_TAIL);
+}
+
+int mca_coll_pnbc_ineighbor_alltoallv(const void *sbuf, const int *scounts,
+                                      const int *sdispls, struct ompi_datatype_t *sdtype,
+                                      void *rbuf, const int *rcounts, const int *rdispls,
+                                      struct ompi_datatype_t *rdtype, NBC_PARAMS)
+{
+    return mca_coll_pnbc_neighbor_alltoallv_init(sbuf, scounts, sdispls, sdtype, rbuf,
+                                                 rcounts, rdispls, rdtype, NBC_TAIL);
+}
+
+int mca_coll_pnbc_ineighbor_alltoallw(const void *sbuf, const int *scounts,
+                                      const MPI_Aint *sdispls,
+                                      struct ompi_datatype_t *const *sdtypes, void *rbuf,
+                                      const int *rcounts, const MPI_Aint *rdispls,
+                                      struct ompi_datatype_t *const *rdtypes, NBC_PARAMS)
+{
+    return mca_coll_pnbc_neighbor_alltoallw_init(sbuf, scounts, sdispls, sdtypes, rbuf,
+                                                 rcounts, rdispls, rdtypes, NBC_TAIL);
+}

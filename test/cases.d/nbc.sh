@@ -1,0 +1,80 @@
+# shellcheck shell=bash
+#
+# Copyright (c) 2026 The pnbc developers.
+# SPDX-License-Identifier: BSD-3-Clause
+#
+# cases.d/nbc.sh: nonblocking collectives (MPI_I<coll>, served by coll/pnbc
+# from its cache of committed schedules), sourced by run-tests.sh (uses its
+# run_case, mpiargs, bin, MPIRUN, TEST_BINDIR, ALLOC_COUNTER_MATCH).  The
+# programs are nbc_*.c (see each file's header):
+#   nbc-np1..5             nbc_test: the 17 intracommunicator collectives
+#                          (+ the 5 neighbourhood ones from 3 ranks) against
+#                          local references, MPI_LONG and a strided type with
+#                          holes, in place, the same arguments 100 times
+#                          (hits) and changing buffers/counts/roots (misses)
+#   nbc-misc-np1..4        nbc_misc: 1000 outstanding calls, nonblocking +
+#                          persistent + blocking + point-to-point interleaved,
+#                          datatypes/ops freed while outstanding and cached,
+#                          intercommunicators
+#   nbc-cache1-np3, nbc-cache0-np3, nbc-misc-cache1-np2
+#                          the same with coll_pnbc_cache_entries 1 (eviction
+#                          on almost every call) and 0 (no cache)
+#   nbc-nolibnbc-np3, nbc-misc-nolibnbc-np3
+#                          with --mca coll pnbc,basic,tuned,self: pnbc serves
+#                          every nonblocking slot (also communicator creation)
+#   nbc-alloc-np2          nbc_alloc with the alloc_counter preload library:
+#                          no heap call from "pnbc" objects per call + wait
+#                          after the first call
+#   nbc-valgrind-np2       nbc_misc freed + interleave under valgrind: no
+#                          memory error whose stack mentions pnbc (SKIP
+#                          without valgrind)
+
+for nbc_np in 1 2 3 4 5; do
+    # shellcheck disable=SC2046
+    run_case "nbc-np$nbc_np" "$MPIRUN" $(mpiargs $nbc_np) "$(bin nbc_test)"
+done
+for nbc_np in 1 2 3 4; do
+    # shellcheck disable=SC2046
+    run_case "nbc-misc-np$nbc_np" "$MPIRUN" $(mpiargs $nbc_np) "$(bin nbc_misc)"
+done
+# shellcheck disable=SC2046
+run_case nbc-cache1-np3 "$MPIRUN" $(mpiargs 3) --mca coll_pnbc_cache_entries 1 "$(bin nbc_test)" 20
+# shellcheck disable=SC2046
+run_case nbc-cache0-np3 "$MPIRUN" $(mpiargs 3) --mca coll_pnbc_cache_entries 0 "$(bin nbc_test)" 20
+# shellcheck disable=SC2046
+run_case nbc-misc-cache1-np2 "$MPIRUN" $(mpiargs 2) --mca coll_pnbc_cache_entries 1 "$(bin nbc_misc)"
+# shellcheck disable=SC2046
+run_case nbc-nolibnbc-np3 "$MPIRUN" $(PNBC_COLL=pnbc,basic,tuned,self mpiargs 3) "$(bin nbc_test)" 20
+# shellcheck disable=SC2046
+run_case nbc-misc-nolibnbc-np3 "$MPIRUN" $(PNBC_COLL=pnbc,basic,tuned,self mpiargs 3) "$(bin nbc_misc)"
+
+nbc_alloc_so=""
+for nbc_f in "$TEST_BINDIR/alloc_counter.so" "$TEST_BINDIR/.libs/alloc_counter.so"; do
+    if [ -f "$nbc_f" ]; then nbc_alloc_so=$nbc_f; break; fi
+done
+# shellcheck disable=SC2046
+run_case nbc-alloc-np2 "$MPIRUN" $(mpiargs 2) -x LD_PRELOAD="${nbc_alloc_so:-$TEST_BINDIR/alloc_counter.so-NOT-BUILT}" \
+    -x ALLOC_COUNTER_MATCH="${ALLOC_COUNTER_MATCH:-pnbc}" "$(bin nbc_alloc)"
+
+# valgrind: the program's own status, then every error block of the logs
+# that is an invalid access/free or a use of uninitialised memory and whose
+# stack mentions pnbc.
+# shellcheck disable=SC2016
+nbc_valgrind='
+command -v valgrind >/dev/null 2>&1 || { echo "SKIP nbc-valgrind: valgrind is not installed"; exit 77; }
+d=$(mktemp -d "${TMPDIR:-/tmp}/pnbc-nbc-vg.XXXXXX")
+supp=/usr/share/openmpi/openmpi-valgrind.supp; sa=""; [ -f "$supp" ] && sa="--suppressions=$supp"
+prog=$1; shift
+for part in freed interleave; do
+    "$@" valgrind --tool=memcheck --error-exitcode=0 --leak-check=no --num-callers=40 $sa \
+        --log-file="$d/vg.$part.%p.log" "$prog" "$part" || { echo "FAIL nbc-valgrind: nbc_misc $part"; exit 1; }
+done
+bad=$(awk '\''/^==[0-9]+== *$/ { if (b ~ /Invalid (read|write|free)|Mismatched free|uninitialised/ && b ~ /pnbc/) { n++; printf "%s", b } b = ""; next }
+           /^==[0-9]+== / { b = b $0 "\n" } END { if (b ~ /Invalid|uninitialised/ && b ~ /pnbc/) n++; print "BAD " n + 0 }'\'' "$d"/vg.*.log)
+echo "$bad" | tail -n 60
+case "$bad" in *"BAD 0") rm -rf "$d"; echo "PASS nbc-valgrind"; exit 0;; esac
+echo "FAIL nbc-valgrind: memory errors in pnbc (logs: $d)"; exit 1
+'
+# shellcheck disable=SC2046
+run_case nbc-valgrind-np2 bash -c "$nbc_valgrind" nbc-valgrind "$(bin nbc_misc)" "$MPIRUN" $(mpiargs 2)
+unset nbc_np nbc_f nbc_alloc_so nbc_valgrind

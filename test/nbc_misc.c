@@ -1,0 +1,320 @@
+/*
+ * Copyright (c) 2026 The pnbc developers.
+ * SPDX-License-Identifier: BSD-3-Clause
+ *
+ * nbc_misc: nonblocking collectives beyond one call at a time, each
+ * result checked against values computed locally (nbc_common.h):
+ *
+ *   outstanding  1000 MPI_Iallreduce with distinct arguments outstanding
+ *                at once (more than a cache holds), twice; 1000 outstanding
+ *                MPI_Ibarrier (one key, an instance each); MPI_Ibcast with
+ *                a different root each, outstanding together
+ *   interleave   a persistent allreduce (MPIX_Allreduce_init + MPI_Start),
+ *                MPI_Iallreduce, blocking MPI_Allreduce and MPI_Ibcast on
+ *                one communicator, completed in another order; a receive
+ *                with MPI_ANY_SOURCE/MPI_ANY_TAG posted throughout must get
+ *                only the point-to-point message sent after them
+ *   freed        derived datatype and user op freed by the user while a
+ *                call using them is outstanding, and while cached
+ *   inter        ibarrier, ibcast, iallreduce, ireduce, iallgather,
+ *                ialltoall, igather, iscatter, iallgatherv, ialltoallv on an
+ *                intercommunicator (2+ ranks)
+ *
+ * Usage: nbc_misc [part]   (default: all parts)
+ */
+#include "nbc_common.h"
+
+#if defined(MPICH_VERSION) && MPI_VERSION >= 4
+#define MPIX_Allreduce_init MPI_Allreduce_init
+#else
+#include <mpi-ext.h>
+#endif
+
+#define NOUT 1000
+
+static int wsize;
+
+static void check_rc(int rc, const char *what)
+{
+    if (MPI_SUCCESS != rc) {
+        nbc_fail("%s: error %d", what, rc);
+    }
+}
+
+static void part_outstanding(MPI_Comm comm)
+{
+    const int n = 2;
+    long *s = nbc_alloc((size_t) NOUT * n), *r = nbc_alloc((size_t) NOUT * n);
+    MPI_Request *req = malloc(NOUT * sizeof(MPI_Request));
+    char what[96];
+
+    for (int round = 0; round < 2; ++round) {
+        nbc_poison(r, (size_t) NOUT * n);
+        for (int k = 0; k < NOUT; ++k) {
+            for (int i = 0; i < n; ++i) s[k * n + i] = nbc_val(nbc_wrank, k * n + i, round);
+            check_rc(MPI_Iallreduce(s + k * n, r + k * n, n, MPI_LONG, MPI_SUM, comm, &req[k]),
+                     "MPI_Iallreduce outstanding");
+        }
+        check_rc(MPI_Waitall(NOUT, req, MPI_STATUSES_IGNORE), "MPI_Waitall iallreduce");
+        for (int k = 0; k < NOUT * n; ++k) {
+            long e = 0;
+            for (int q = 0; q < wsize; ++q) e += nbc_val(q, k, round);
+            if (r[k] != e) {
+                snprintf(what, sizeof(what), "outstanding iallreduce round %d", round);
+                nbc_fail("%s: element %d is %ld, expected %ld", what, k, r[k], e);
+                break;
+            }
+        }
+    }
+    for (int k = 0; k < NOUT; ++k) {
+        check_rc(MPI_Ibarrier(comm, &req[k]), "MPI_Ibarrier outstanding");
+    }
+    check_rc(MPI_Waitall(NOUT, req, MPI_STATUSES_IGNORE), "MPI_Waitall ibarrier");
+    /* one bcast per root, all outstanding, completed in reverse order */
+    nbc_poison(r, (size_t) NOUT * n);
+    for (int root = 0; root < wsize; ++root) {
+        for (int i = 0; i < n; ++i) {
+            if (root == nbc_wrank) r[root * n + i] = nbc_val(root, i, 7);
+        }
+        check_rc(MPI_Ibcast(r + root * n, n, MPI_LONG, root, comm, &req[root]), "MPI_Ibcast");
+    }
+    for (int root = wsize - 1; root >= 0; --root) {
+        check_rc(MPI_Wait(&req[root], MPI_STATUS_IGNORE), "MPI_Wait ibcast");
+    }
+    for (int root = 0; root < wsize; ++root) {
+        for (int i = 0; i < n; ++i) {
+            if (r[root * n + i] != nbc_val(root, i, 7)) {
+                nbc_fail("ibcast root %d element %d is %ld", root, i, r[root * n + i]);
+            }
+        }
+    }
+    free(s);
+    free(r);
+    free(req);
+}
+
+static void part_interleave(MPI_Comm comm)
+{
+    enum { N = 4 };
+    long ps[N] = { 0 }, pr[N] = { 0 }, is[N], ir[N], bs[N], br[N], bc[N], p2p = -1, e;
+    MPI_Request preq, rq[3], anyreq;
+    MPI_Status st;
+
+    check_rc(MPIX_Allreduce_init(ps, pr, N, MPI_LONG, MPI_SUM, comm, MPI_INFO_NULL, &preq),
+             "MPIX_Allreduce_init");
+    check_rc(MPI_Irecv(&p2p, 1, MPI_LONG, MPI_ANY_SOURCE, MPI_ANY_TAG, comm, &anyreq),
+             "MPI_Irecv any");
+    for (int it = 0; it < 50; ++it) {
+        const int root = it % wsize;
+        for (int i = 0; i < N; ++i) {
+            ps[i] = nbc_val(nbc_wrank, i, it);
+            is[i] = nbc_val(nbc_wrank, i + 10, it);
+            bs[i] = nbc_val(nbc_wrank, i + 20, it);
+            bc[i] = (root == nbc_wrank) ? nbc_val(root, i + 30, it) : NBC_POISON;
+            pr[i] = ir[i] = br[i] = NBC_POISON;
+        }
+        check_rc(MPI_Start(&preq), "MPI_Start");
+        check_rc(MPI_Iallreduce(is, ir, N, MPI_LONG, MPI_SUM, comm, &rq[0]), "MPI_Iallreduce");
+        check_rc(MPI_Allreduce(bs, br, N, MPI_LONG, MPI_SUM, comm), "MPI_Allreduce");
+        check_rc(MPI_Ibcast(bc, N, MPI_LONG, root, comm, &rq[1]), "MPI_Ibcast");
+        rq[2] = preq;
+        check_rc(MPI_Waitall(3, rq, MPI_STATUSES_IGNORE), "MPI_Waitall mixed");
+        for (int i = 0; i < N; ++i) {
+            long ep = 0, ei = 0, eb = 0;
+            for (int q = 0; q < wsize; ++q) {
+                ep += nbc_val(q, i, it);
+                ei += nbc_val(q, i + 10, it);
+                eb += nbc_val(q, i + 20, it);
+            }
+            if (pr[i] != ep || ir[i] != ei || br[i] != eb || bc[i] != nbc_val(root, i + 30, it)) {
+                nbc_fail("interleave it %d element %d: persistent %ld/%ld nonblocking %ld/%ld "
+                         "blocking %ld/%ld bcast %ld", it, i, pr[i], ep, ir[i], ei, br[i], eb,
+                         bc[i]);
+                break;
+            }
+        }
+    }
+    int flag = 0;
+    MPI_Test(&anyreq, &flag, &st);
+    if (flag) {
+        nbc_fail("a receive with MPI_ANY_TAG matched collective traffic (value %ld)", p2p);
+    }
+    MPI_Barrier(comm);      /* every rank has looked before anyone sends */
+    /* now the point-to-point message: from the left neighbour, tag 5 */
+    e = nbc_val((nbc_wrank + wsize - 1) % wsize, 99, 99);
+    long out = nbc_val(nbc_wrank, 99, 99);
+    check_rc(MPI_Send(&out, 1, MPI_LONG, (nbc_wrank + 1) % wsize, 5, comm), "MPI_Send");
+    check_rc(MPI_Wait(&anyreq, &st), "MPI_Wait any");
+    if (p2p != e || st.MPI_TAG != 5) {
+        nbc_fail("point-to-point after collectives: %ld tag %d, expected %ld tag 5", p2p,
+                 st.MPI_TAG, e);
+    }
+    MPI_Request_free(&preq);
+}
+
+static void sum2_fn(void *in, void *inout, int *len, MPI_Datatype *dt)
+{
+    (void) dt;
+    for (int i = 0; i < 2 * *len; ++i) {
+        ((long *) inout)[i] += ((const long *) in)[i];
+    }
+}
+
+static void part_freed(MPI_Comm comm)
+{
+    long s[6], r[6];
+    MPI_Request req;
+
+    for (int it = 0; it < 6; ++it) {
+        MPI_Datatype t;
+        MPI_Op op;
+        MPI_Type_contiguous(2, MPI_LONG, &t);
+        MPI_Type_commit(&t);
+        MPI_Op_create(sum2_fn, 1, &op);
+        for (int rep = 0; rep < 3; ++rep) {     /* cached, then hits */
+            for (int i = 0; i < 6; ++i) {
+                s[i] = nbc_val(nbc_wrank, i, it * 3 + rep);
+                r[i] = NBC_POISON;
+            }
+            check_rc(MPI_Iallreduce(s, r, 3, t, op, comm, &req), "MPI_Iallreduce freed");
+            if (2 == rep) {     /* freed while outstanding (and while cached) */
+                MPI_Type_free(&t);
+                MPI_Op_free(&op);
+            }
+            check_rc(MPI_Wait(&req, MPI_STATUS_IGNORE), "MPI_Wait freed");
+            for (int i = 0; i < 6; ++i) {
+                long e = 0;
+                for (int q = 0; q < wsize; ++q) e += nbc_val(q, i, it * 3 + rep);
+                if (r[i] != e) {
+                    nbc_fail("freed type/op it %d rep %d element %d: %ld, expected %ld", it, rep,
+                             i, r[i], e);
+                    break;
+                }
+            }
+        }
+    }
+}
+
+/* intercommunicator: group 0 = world ranks [0, h), group 1 = [h, wsize) */
+static void part_inter(void)
+{
+    enum { N = 3 };
+    const int h = wsize / 2, g = nbc_wrank >= h, lrank = g ? nbc_wrank - h : nbc_wrank;
+    const int rfirst = g ? 0 : h, rsize = g ? h : wsize - h;
+    MPI_Comm local, inter;
+    MPI_Request req;
+    long s[N * 8], r[N * 8];
+    char what[64];
+
+    MPI_Comm_split(MPI_COMM_WORLD, g, nbc_wrank, &local);
+    MPI_Intercomm_create(local, 0, MPI_COMM_WORLD, rfirst, 77, &inter);
+    MPI_Comm_set_errhandler(inter, MPI_ERRORS_RETURN);
+    for (int it = 0; it < 20; ++it) {
+        const char *colls[] = { "ibarrier", "ibcast", "iallreduce", "ireduce", "iallgather",
+                                "ialltoall", "igather", "iscatter", "iallgatherv", "ialltoallv" };
+        for (int c = 0; c < 10; ++c) {
+            int cnt[8], dsp[8];
+            long exp[N * 8];
+            int rc = MPI_SUCCESS;
+            nbc_poison(r, N * 8);
+            nbc_poison(exp, N * 8);
+            for (int i = 0; i < N * 8; ++i) s[i] = nbc_val(nbc_wrank, i, it);
+            /* rooted ones: root is local rank 0 of group 0 */
+            const int root = g ? 0 : (0 == lrank ? MPI_ROOT : MPI_PROC_NULL);
+            switch (c) {
+            case 0:
+                rc = MPI_Ibarrier(inter, &req);
+                break;
+            case 1:
+                for (int i = 0; i < N; ++i) {
+                    if (MPI_ROOT == root) r[i] = exp[i] = nbc_val(0, i, it);
+                    else if (g) exp[i] = nbc_val(0, i, it);
+                }
+                rc = MPI_Ibcast(r, N, MPI_LONG, root, inter, &req);
+                break;
+            case 2:
+            case 3:
+                for (int i = 0; i < N; ++i) {
+                    long e = 0;
+                    for (int q = 0; q < rsize; ++q) e += nbc_val(rfirst + q, i, it);
+                    if (2 == c || MPI_ROOT == root) exp[i] = e;
+                    else if (g) exp[i] = NBC_ANY;
+                }
+                rc = (2 == c) ? MPI_Iallreduce(s, r, N, MPI_LONG, MPI_SUM, inter, &req)
+                              : MPI_Ireduce(s, r, N, MPI_LONG, MPI_SUM, root, inter, &req);
+                break;
+            case 4:
+            case 5:
+            case 6:
+                for (int q = 0; q < rsize; ++q) {
+                    for (int i = 0; i < N; ++i) {
+                        long v = nbc_val(rfirst + q, (5 == c ? lrank * N : 0) + i, it);
+                        if (6 != c || MPI_ROOT == root) exp[q * N + i] = v;
+                    }
+                }
+                if (4 == c) rc = MPI_Iallgather(s, N, MPI_LONG, r, N, MPI_LONG, inter, &req);
+                else if (5 == c) rc = MPI_Ialltoall(s, N, MPI_LONG, r, N, MPI_LONG, inter, &req);
+                else rc = MPI_Igather(s, N, MPI_LONG, r, N, MPI_LONG, root, inter, &req);
+                break;
+            case 7:     /* root's block q goes to remote rank q */
+                for (int i = 0; i < N && g; ++i) exp[i] = nbc_val(0, lrank * N + i, it);
+                rc = MPI_Iscatter(s, N, MPI_LONG, r, N, MPI_LONG, root, inter, &req);
+                break;
+            case 8:     /* remote rank q sends N - q % 2 elements, block q at q * N */
+                for (int q = 0; q < rsize; ++q) {
+                    cnt[q] = N - q % 2;
+                    dsp[q] = q * N;
+                    for (int i = 0; i < cnt[q]; ++i) exp[q * N + i] = nbc_val(rfirst + q, i, it);
+                }
+                rc = MPI_Iallgatherv(s, N - lrank % 2, MPI_LONG, r, cnt, dsp, MPI_LONG, inter,
+                                     &req);
+                break;
+            case 9:     /* to remote rank q: N - (lrank + q) % 2 elements of block q */
+                for (int q = 0; q < rsize; ++q) {
+                    cnt[q] = N - (lrank + q) % 2;
+                    dsp[q] = q * N;
+                    for (int i = 0; i < cnt[q]; ++i)
+                        exp[q * N + i] = nbc_val(rfirst + q, lrank * N + i, it);
+                }
+                rc = MPI_Ialltoallv(s, cnt, dsp, MPI_LONG, r, cnt, dsp, MPI_LONG, inter, &req);
+                break;
+            }
+            if (MPI_SUCCESS == rc) rc = nbc_complete(&req, it + c);
+            snprintf(what, sizeof(what), "inter %s it %d", colls[c], it);
+            check_rc(rc, what);
+            nbc_compare(r, exp, N * 8, what);
+        }
+    }
+    MPI_Comm_free(&inter);
+    MPI_Comm_free(&local);
+}
+
+int main(int argc, char **argv)
+{
+    const char *only = (argc > 1) ? argv[1] : NULL;
+    MPI_Comm comm;
+
+    nbc_prog = "nbc_misc";
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &nbc_wrank);
+    MPI_Comm_size(MPI_COMM_WORLD, &wsize);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+    MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
+
+    if (NULL == only || !strcmp(only, "outstanding")) part_outstanding(comm);
+    if (NULL == only || !strcmp(only, "interleave")) part_interleave(comm);
+    if (NULL == only || !strcmp(only, "freed")) part_freed(comm);
+    if ((NULL == only || !strcmp(only, "inter")) && wsize >= 2) part_inter();
+    MPI_Comm_free(&comm);
+
+    int total = 0;
+    MPI_Allreduce(&nbc_fails, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    if (0 == nbc_wrank) {
+        printf("%s %s%s%s: %d failures (np %d)\n", total ? "FAIL" : "PASS", nbc_prog,
+               only ? " " : "", only ? only : "", total, wsize);
+    }
+    MPI_Finalize();
+    return total ? 1 : 0;
+}
