@@ -1,0 +1,397 @@
+#!/usr/bin/env python3
+# Copyright (c) 2026 The pnbc developers.
+# SPDX-License-Identifier: BSD-3-Clause
+"""Aggregate part_bench rounds into part.csv, part.md and part.png.
+
+Usage: part_report.py RAW_CSV OUTDIR [--command CMD] [--meta TEXT ...]
+                      [--errors FILE] [--plot auto|gnuplot|none]
+
+RAW_CSV rows: round,impl,test,nparts,bytes,np,median_us,min_us,ok
+(one row per round; run-part-bench.sh adds the round column).
+Per (impl, test, nparts, bytes): median over rounds of the per-round
+medians, min of the mins, ok = every round's data check passed.
+
+The targets of the issue are reported, not enforced: in every cell
+pnbc <= 0.7 x MPICH partitioned and pnbc <= the whole-buffer isend (of the
+same total); early-bird 8 x 8 KiB: last Pready -> completion <= 2 us.
+Only the Python standard library is used; the plot needs gnuplot.
+"""
+
+import csv
+import math
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+
+IMPLS = ["pnbc", "mpich", "isend"]
+IMPL_DESC = {
+    "pnbc": "pnbc partitioned (Open MPI 4.1 + libpnbc, `MPI_Psend_init`/`MPI_Precv_init`/"
+            "`MPI_Pready` via pnbc_mpi4.h, `--mca pml ob1 --mca btl self,vader`)",
+    "mpich": "MPICH partitioned (`MPI_Psend_init`/`MPI_Precv_init`/`MPI_Pready`, mpiexec.mpich)",
+    "isend": "one `MPI_Isend`/`MPI_Irecv` of the whole buffer (Open MPI, "
+             "`--mca pml ob1 --mca btl self,vader`)",
+}
+RATIO_MPICH = 0.7
+RATIO_ISEND = 1.0
+EB_TARGET_US = 2.0
+EB_TARGET_CELL = (8, 8 * 8192)
+
+
+def fnum(s):
+    try:
+        v = float(s)
+        return v if math.isfinite(v) else None
+    except (TypeError, ValueError):
+        return None
+
+
+def fmt_size(b):
+    b = int(b)
+    if b % (1 << 20) == 0:
+        return "%d MiB" % (b >> 20)
+    if b % (1 << 10) == 0:
+        return "%d KiB" % (b >> 10)
+    return "%d B" % b
+
+
+def fmt_us(v):
+    if v is None:
+        return "-"
+    if v >= 100:
+        return "%.0f" % v
+    if v >= 10:
+        return "%.1f" % v
+    return "%.2f" % v
+
+
+def load(raw):
+    groups = {}
+    with open(raw, newline="") as f:
+        for row in csv.reader(f):
+            if len(row) != 9 or row[1] == "impl":
+                continue
+            _, impl, test, nparts, nbytes, np_, med, mn, ok = row
+            try:
+                key = (impl, test, int(nparts), int(nbytes))
+            except ValueError:
+                continue
+            g = groups.setdefault(key, {"med": [], "min": [], "ok": [], "np": np_})
+            if fnum(med) is not None:
+                g["med"].append(fnum(med))
+            if fnum(mn) is not None:
+                g["min"].append(fnum(mn))
+            g["ok"].append(ok.strip() == "1")
+    res = {}
+    for key, g in groups.items():
+        res[key] = {
+            "median_us": statistics.median(g["med"]) if g["med"] else None,
+            "min_us": min(g["min"]) if g["min"] else None,
+            "rounds": len(g["med"]),
+            "ok": all(g["ok"]),
+            "np": g["np"],
+        }
+    return res
+
+
+def wrong_from_errors(errors):
+    bad = set()
+    for e in errors:
+        m = re.search(r"VERIFY FAILED: impl=(\S+) test=(\S+) nparts=(\d+) bytes=(\d+)", e)
+        if m:
+            bad.add((m.group(1), m.group(2), int(m.group(3)), int(m.group(4))))
+    return bad
+
+
+def summarize_errors(errors):
+    counts, order = {}, []
+    for e in errors:
+        key = re.sub(r" rank=\d+", "", e)
+        key = re.sub(r": round \d+ ", ": ", key)
+        key = re.sub(r", byte \d+ \(partition \d+\): got 0x[0-9a-f]+, expected 0x[0-9a-f]+", "", key)
+        if key not in counts:
+            order.append(key)
+            counts[key] = 0
+        counts[key] += 1
+    return ["%s  (%d times)" % (k, counts[k]) if counts[k] > 1 else k for k in order]
+
+
+def write_csv(res, path):
+    with open(path, "w", newline="") as f:
+        w = csv.writer(f, lineterminator="\n")
+        w.writerow(["impl", "test", "nparts", "bytes", "np", "median_us", "min_us", "rounds", "ok"])
+        order = {i: n for n, i in enumerate(IMPLS)}
+        for k in sorted(res, key=lambda k: (k[1], k[2], k[3], order.get(k[0], 9), k[0])):
+            r = res[k]
+            w.writerow([k[0], k[1], k[2], k[3], r["np"],
+                        "NA" if r["median_us"] is None else "%.4f" % r["median_us"],
+                        "NA" if r["min_us"] is None else "%.4f" % r["min_us"],
+                        r["rounds"], 1 if r["ok"] else 0])
+
+
+class Cell:
+    """Values of one table row: value per impl (None if missing or wrong)."""
+
+    def __init__(self, res, keys):
+        self.shown, self.val = {}, {}
+        for impl, key in keys.items():
+            r = res.get(key)
+            v = r["median_us"] if r else None
+            if r and not r["ok"]:
+                self.shown[impl] = fmt_us(v) + " ✗"
+                self.val[impl] = None
+            else:
+                self.shown[impl] = fmt_us(v)
+                self.val[impl] = v
+        self.missing_pnbc = "pnbc" in keys and keys["pnbc"] in res and not res[keys["pnbc"]]["ok"]
+
+    def ratio(self, peer):
+        p, q = self.val.get("pnbc"), self.val.get(peer)
+        return p / q if p and q else None
+
+
+def verdict(cell, extra=None):
+    """✓ / ✗ against the targets, with the failing ones named."""
+    if cell.missing_pnbc:
+        return "✗ wrong data"
+    if cell.val.get("pnbc") is None:
+        return "-"
+    fails, unknown = [], []
+    for peer, lim in (("mpich", RATIO_MPICH), ("isend", RATIO_ISEND)):
+        q = cell.ratio(peer)
+        if q is None:
+            unknown.append(peer)
+        elif q > lim:
+            fails.append("%s %.2f > %.1f" % (peer, q, lim))
+    if extra is not None and cell.val["pnbc"] > extra:
+        fails.append("%.2f µs > %g µs" % (cell.val["pnbc"], extra))
+    if fails:
+        return "✗ (" + "; ".join(fails) + ")"
+    return "✓" + (" (no %s)" % ", ".join(unknown) if unknown else "")
+
+
+def fmt_ratio(q):
+    return "-" if q is None else "%.2f" % q
+
+
+def gmean(xs):
+    xs = [x for x in xs if x]
+    return math.exp(sum(map(math.log, xs)) / len(xs)) if xs else None
+
+
+def write_md(res, path, command, meta, errors):
+    impls = [i for i in IMPLS if any(k[0] == i for k in res)]
+    out = ["# Partitioned communication benchmark, np=2\n"]
+    if command:
+        out += ["```sh", command, "```", ""]
+    out += ["- " + m for m in meta] + [""]
+    if "pnbc" not in impls:
+        out.append("> **Warning:** no pnbc numbers (libpnbc / mpicc-pnbc not found, or every run "
+                   "failed); the ratios are missing.\n")
+    if errors:
+        out.append("> **Problems** (✗ after a number: its data check failed, the number is void):\n")
+        out += [">     " + e for e in summarize_errors(errors)] + [""]
+    out.append("Implementations:\n")
+    out += ["- `%s`: %s" % (i, IMPL_DESC[i]) for i in impls] + [""]
+    out.append("Targets (from the issue; reported, not enforced): pnbc ≤ %.1f × mpich and ≤ isend "
+               "in every cell; early-bird %d × %s: last Pready → completion ≤ %g µs.\n"
+               % (RATIO_MPICH, EB_TARGET_CELL[0], fmt_size(EB_TARGET_CELL[1] // EB_TARGET_CELL[0]),
+                  EB_TARGET_US))
+
+    # ---- ping-pong
+    out.append("## Ping-pong: half round trip, median µs\n")
+    out.append("Persistent requests created once per cell, started every iteration; rank 0: "
+               "`MPI_Start(send)`, `MPI_Pready` of each partition, `MPI_Wait`, `MPI_Start(recv)`, "
+               "`MPI_Wait`; rank 1 the mirror image. `isend`: the whole buffer in one message "
+               "(the same number in every partition row of a size). Cells with partitions below "
+               "one byte (8 B in 64 partitions) are not run.\n")
+    out.append("| partitions | total | partition | `pnbc` | `mpich` | `isend` | pnbc/mpich | "
+               "pnbc/isend | target |")
+    out.append("|---:|---:|---:|---:|---:|---:|---:|---:|---|")
+    cells = sorted({(k[2], k[3]) for k in res if k[1] == "pingpong" and k[0] != "isend"})
+    met = tried = 0
+    rm, ri = [], []
+    for nparts, nbytes in cells:
+        c = Cell(res, {"pnbc": ("pnbc", "pingpong", nparts, nbytes),
+                       "mpich": ("mpich", "pingpong", nparts, nbytes),
+                       "isend": ("isend", "pingpong", 1, nbytes)})
+        v = verdict(c)
+        if v != "-":
+            tried += 1
+            met += v.startswith("✓")
+        rm.append(c.ratio("mpich"))
+        ri.append(c.ratio("isend"))
+        out.append("| %d | %s | %s | %s | %s | %s | %s | %s | %s |" % (
+            nparts, fmt_size(nbytes), fmt_size(nbytes // nparts),
+            c.shown.get("pnbc", "-"), c.shown.get("mpich", "-"), c.shown.get("isend", "-"),
+            fmt_ratio(c.ratio("mpich")), fmt_ratio(c.ratio("isend")), v))
+    gm_m, gm_i = gmean(rm), gmean(ri)
+    out.append("| **geometric mean** | | | | | | **%s** | **%s** | |" % (fmt_ratio(gm_m), fmt_ratio(gm_i)))
+    out.append("")
+    out.append("Ping-pong targets met in **%d of %d** cells.\n" % (met, tried))
+
+    # ---- early-bird
+    out.append("## Early-bird: last partition ready → receiver complete, µs (median / min)\n")
+    out.append("Rank 0 spins for the given work before each partition and readies it right after "
+               "(`isend`: sends the whole buffer after the last work). The clock runs from just before "
+               "rank 0's last `MPI_Pready` (`MPI_Isend`) to the moment rank 1's busy-polling sees "
+               "completion: `earlybird` polls `MPI_Test`, `eb_parrived` polls `MPI_Parrived` on each "
+               "partition in order (compared with isend's `MPI_Test` number). CLOCK_MONOTONIC on both "
+               "ranks.\n")
+    out.append("| configuration | test | `pnbc` | `mpich` | `isend` | pnbc/mpich | pnbc/isend | target |")
+    out.append("|---|---|---:|---:|---:|---:|---:|---|")
+    ebcells = sorted({(k[2], k[3], k[1]) for k in res if k[1] in ("earlybird", "eb_parrived")})
+    eb_met = eb_tried = 0
+    for nparts, nbytes, test in ebcells:
+        keys = {"pnbc": ("pnbc", test, nparts, nbytes), "mpich": ("mpich", test, nparts, nbytes),
+                "isend": ("isend", "earlybird", nparts, nbytes)}
+        c = Cell(res, keys)
+        for impl, key in keys.items():
+            r = res.get(key)
+            if r and r["ok"] and r["min_us"] is not None:
+                c.shown[impl] += " / " + fmt_us(r["min_us"])
+        extra = EB_TARGET_US if (nparts, nbytes) == EB_TARGET_CELL else None
+        v = verdict(c, extra)
+        if v != "-":
+            eb_tried += 1
+            eb_met += v.startswith("✓")
+        out.append("| %d × %s | %s | %s | %s | %s | %s | %s | %s |" % (
+            nparts, fmt_size(nbytes // nparts), test, c.shown.get("pnbc", "-"),
+            c.shown.get("mpich", "-"), c.shown.get("isend", "-"),
+            fmt_ratio(c.ratio("mpich")), fmt_ratio(c.ratio("isend")), v))
+    out.append("")
+    out.append("Early-bird targets met in **%d of %d** rows.\n" % (eb_met, eb_tried))
+    out.append("Numbers per round: ping-pong, the median over batches of (batch time / iterations / 2, "
+               "max over the ranks); early-bird, the median over repetitions. Table: the median over "
+               "rounds; part.csv also has the min over everything. Ratios < 1: pnbc is faster.\n")
+    with open(path, "w") as f:
+        f.write("\n".join(out))
+    return met, tried, eb_met, eb_tried, gm_m, gm_i
+
+
+def gq(s):
+    return "'" + s.replace("'", "''") + "'"
+
+
+def plot_gnuplot(res, outdir, title):
+    ddir = os.path.join(outdir, "plot-data")
+    os.makedirs(ddir, exist_ok=True)
+    terms = subprocess.run(["gnuplot", "-e", "set terminal"], capture_output=True, text=True)
+    term = "pngcairo noenhanced size 1400,1000 font 'sans,10'" if "pngcairo" in (terms.stdout + terms.stderr) \
+        else "png noenhanced size 1400,1000"
+    png = os.path.join(outdir, "part.png")
+    lines = ["set terminal %s" % term, "set output %s" % gq(png),
+             "set multiplot layout 2,2 title %s" % gq(title), "set grid", "set key top left"]
+    pp_parts = sorted({k[2] for k in res if k[1] == "pingpong" and k[0] != "isend"})
+    sizes = sorted({k[3] for k in res if k[1] == "pingpong"})
+    xt = ", ".join("%s %d" % (gq(fmt_size(b)), b) for b in sizes)
+    for nparts in pp_parts[:3]:
+        plots = []
+        for n, impl in enumerate(IMPLS):
+            pts = sorted((k[3], r["median_us"]) for k, r in res.items()
+                         if k[0] == impl and k[1] == "pingpong" and r["ok"] and r["median_us"]
+                         and k[2] == (1 if impl == "isend" else nparts))
+            if not pts:
+                continue
+            fn = os.path.join(ddir, "pp.%d.%s.dat" % (nparts, impl))
+            with open(fn, "w") as f:
+                f.writelines("%d %g\n" % p for p in pts)
+            plots.append("%s using 1:2 with linespoints lw 2 lc %d title %s" % (
+                gq(fn), n + 1, gq(impl + (" (whole buffer)" if impl == "isend" else ""))))
+        if plots:
+            lines += ["set logscale xy", "set title %s" % gq("ping-pong, %d partition%s" % (
+                nparts, "" if nparts == 1 else "s")), "set xlabel 'total bytes'",
+                "set ylabel 'half round trip, median us'",
+                "set xrange [%g:%g]" % (sizes[0] / 2.0, sizes[-1] * 2.0), "set xtics (%s)" % xt,
+                "plot " + ", ".join(plots)]
+    for _ in range(3 - min(3, len(pp_parts))):
+        lines.append("set multiplot next")
+    # early-bird: clustered bars (earlybird test only)
+    eb = sorted({(k[2], k[3]) for k in res if k[1] == "earlybird"})
+    if eb:
+        fn = os.path.join(ddir, "eb.dat")
+
+        def ebval(impl, nparts, nbytes):
+            r = res.get((impl, "earlybird", nparts, nbytes))
+            return r["median_us"] if r and r["ok"] and r["median_us"] else None
+        have = [i for i in IMPLS if any(ebval(i, n, b) for n, b in eb)]
+        with open(fn, "w") as f:
+            f.write("config %s\n" % " ".join(have))
+            for nparts, nbytes in eb:
+                vals = ["%g" % ebval(i, nparts, nbytes) if ebval(i, nparts, nbytes) else "NaN"
+                        for i in have]
+                f.write('"%d x %s" %s\n' % (nparts, fmt_size(nbytes // nparts), " ".join(vals)))
+        lines += ["unset logscale", "set logscale y", "set autoscale", "set xtics autofreq",
+                  "set title 'early-bird: last Pready -> receiver completion (MPI_Test polling)'",
+                  "set xlabel ''", "set ylabel 'median us'", "set style data histograms",
+                  "set style histogram clustered gap 1", "set style fill solid 0.7",
+                  "set key top right autotitle columnhead", "set yrange [0.1:*]",
+                  "plot " + ", ".join("%s using %d%s lc %d" % (
+                      gq(fn) if n == 0 else "''", n + 2, ":xtic(1)" if n == 0 else "",
+                      IMPLS.index(i) + 1) for n, i in enumerate(have))]
+    lines.append("unset multiplot")
+    script = os.path.join(ddir, "part.gp")
+    with open(script, "w") as f:
+        f.write("\n".join(lines) + "\n")
+    subprocess.run(["gnuplot", script], check=True)
+    return png
+
+
+def main(argv):
+    args = list(argv[1:])
+    if len(args) < 2:
+        sys.stderr.write(__doc__)
+        return 2
+    raw, outdir = args[0], args[1]
+    meta, errors, plot, command = [], [], "auto", ""
+    k = 2
+    while k < len(args):
+        if k + 1 >= len(args):
+            sys.stderr.write(__doc__)
+            return 2
+        opt, val = args[k], args[k + 1]
+        if opt == "--meta":
+            meta.append(val)
+        elif opt == "--command":
+            command = val
+        elif opt == "--errors":
+            if os.path.exists(val):
+                with open(val) as f:
+                    errors = [ln.rstrip() for ln in f if ln.strip()]
+        elif opt == "--plot":
+            plot = val
+        else:
+            sys.stderr.write(__doc__)
+            return 2
+        k += 2
+    os.makedirs(outdir, exist_ok=True)
+    res = load(raw)
+    if not res:
+        sys.stderr.write("part_report: no data in %s\n" % raw)
+        return 1
+    # a data failure reported on stderr voids the cell even if the row is missing
+    for key in wrong_from_errors(errors):
+        if key in res:
+            res[key]["ok"] = False
+    write_csv(res, os.path.join(outdir, "part.csv"))
+    met, tried, eb_met, eb_tried, gm_m, gm_i = write_md(
+        res, os.path.join(outdir, "part.md"), command, meta, errors)
+    png = None
+    if plot in ("auto", "gnuplot") and shutil.which("gnuplot"):
+        try:
+            png = plot_gnuplot(res, outdir, "partitioned communication, np=2 (wrong results left out)")
+        except (subprocess.CalledProcessError, OSError) as e:
+            sys.stderr.write("part_report: WARNING: gnuplot failed (%s); no plot\n" % e)
+    elif plot != "none":
+        sys.stderr.write("part_report: WARNING: gnuplot not found; no plot (apt-get install gnuplot-nox)\n")
+    print("results: %s, %s%s" % (os.path.join(outdir, "part.csv"), os.path.join(outdir, "part.md"),
+                                 (", " + png) if png else ""))
+    print("ping-pong targets met: %d of %d cells; early-bird: %d of %d rows; geometric mean "
+          "pnbc/mpich %s, pnbc/isend %s" % (met, tried, eb_met, eb_tried, fmt_ratio(gm_m), fmt_ratio(gm_i)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
