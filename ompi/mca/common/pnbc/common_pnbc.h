@@ -75,6 +75,9 @@ OMPI_DECLSPEC extern pnbc_engine_t mca_common_pnbc_engine;
  * last release removes the shared-memory files left and unregisters. */
 OMPI_DECLSPEC int mca_common_pnbc_init(void);
 OMPI_DECLSPEC void mca_common_pnbc_fini(void);
+/* Register the progress callback if it is not yet (every request's setup
+ * calls this). */
+OMPI_DECLSPEC int mca_common_pnbc_progress_needed(void);
 
 static inline void pnbc_engine_lock(void)
 {

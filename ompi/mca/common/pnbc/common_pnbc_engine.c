@@ -52,8 +52,24 @@ int mca_common_pnbc_init(void)
         OBJ_CONSTRUCT(&e->lock, opal_mutex_t);
         e->active_head = NULL;
         e->in_progress = false;
+    }
+    return OMPI_SUCCESS;
+}
+
+/* The progress callback goes in with the first request, after the
+ * transports' own (opal_progress calls callbacks in registration order:
+ * a BTL's progress then runs before the executor that consumes it). */
+int mca_common_pnbc_progress_needed(void)
+{
+    pnbc_engine_t *e = &mca_common_pnbc_engine;
+    if (OPAL_LIKELY(e->progress_registered)) {
+        return OMPI_SUCCESS;
+    }
+    pnbc_engine_lock();
+    if (!e->progress_registered) {
         e->progress_registered = (OPAL_SUCCESS == opal_progress_register(engine_progress));
     }
+    pnbc_engine_unlock();
     return e->progress_registered ? OMPI_SUCCESS : OMPI_ERROR;
 }
 

@@ -248,6 +248,7 @@ OBJ_CLASS_INSTANCE(pnbc_request_t, ompi_request_t, request_construct, request_de
 void pnbc_request_setup(pnbc_request_t *req, pnbc_req_kind_t kind,
                         const pnbc_request_ops_t *ops, ompi_communicator_t *comm, int tag)
 {
+    (void) mca_common_pnbc_progress_needed();
     const bool persistent = (PNBC_REQ_NBC != kind);
     OMPI_REQUEST_INIT(&req->super, persistent);
     /* Point-to-point kinds are PML requests to Open MPI: their errors go
