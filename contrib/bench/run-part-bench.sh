@@ -26,16 +26,20 @@
 #   --eb LIST          early-bird configurations NxSIZE (default 8x8K,64x1K)
 #   --impls LIST       subset of pnbc,mpich,isend (default: all available)
 #   --bind none|core   process binding of every run (default none)
+#   --ompi-coll LIST   --mca coll of both Open MPI runs (default ^pnbc: the harness's
+#                      barriers, reductions and MPI_Comm_dup, all outside the timed
+#                      parts, never use an installed pnbc collective component)
 #   --out DIR          output directory (default part-bench-results)
 #   --timeout S        kill a run after S seconds (default 120)
 #   --quiet-wait S     before each run, wait up to S s for idle CPUs (default 10, quick 3) ...
 #   --quiet-budget S   ... but at most S s in all (default 60, quick 15)
 # Environment:
-#   PNBC_MPICC         the pnbc compiler wrapper (default: $PNBC_PREFIX/bin/mpicc-pnbc,
+#   MPICC_PNBC         the pnbc compiler wrapper (default: $PNBC_PREFIX/bin/mpicc-pnbc,
 #                      else mpicc-pnbc from PATH, else mpicc + the build tree)
 #   PNBC_PREFIX        where pnbc is installed (its lib/ goes to LD_LIBRARY_PATH)
 #   PNBC_BUILD_TREE    build tree with ompi/mpiext/pnbc/.libs/libpnbc.so (default:
-#                      this source tree)
+#                      this source tree, used when no mpicc-pnbc is found; when set,
+#                      it is used before an mpicc-pnbc on PATH)
 #   PNBC_REQUIRE=1     fail instead of skipping the pnbc column when pnbc is missing
 #   MPICC, MPIRUN, OMPI_INFO, MPICC_MPICH, MPIEXEC_MPICH (see mpi-env.sh),
 #   PNBC_COMPONENT_PATH (optional, see mpi-env.sh; partitioned does not need it),
@@ -55,6 +59,7 @@ PARTS=1,8,64
 EBS=8x8K,64x1K
 IMPLS_WANTED=pnbc,mpich,isend
 BIND=none
+OMPI_COLL=^pnbc
 OUT=part-bench-results
 QUICK=0
 RUN_TIMEOUT=120
@@ -73,6 +78,7 @@ while [ $# -gt 0 ]; do
         --eb) EBS=$2; shift ;;
         --impls) IMPLS_WANTED=$2; shift ;;
         --bind) BIND=$2; shift ;;
+        --ompi-coll) OMPI_COLL=$2; shift ;;
         --out) OUT=$2; shift ;;
         --timeout) RUN_TIMEOUT=$2; shift ;;
         --quiet-wait) QUIET_WAIT=$2; shift ;;
@@ -104,7 +110,6 @@ status=0
 wanted() { case ",$IMPLS_WANTED," in *",$1,"*) return 0 ;; esac; return 1; }
 HDR_DIR="$SRC_TREE/ompi/mpiext/pnbc/c"
 IMPLS=()
-IMPL_NOTES=()
 
 # ---------------------------------------------------------------- build
 BENCH_PNBC="$BUILD_DIR/part_bench.pnbc"
@@ -114,11 +119,12 @@ PNBC_LDPATH=""
 PNBC_HOW=""
 if wanted pnbc; then
     tree=${PNBC_BUILD_TREE:-$SRC_TREE}
-    wrapper=${PNBC_MPICC:-}
+    wrapper=${MPICC_PNBC:-}
     if [ -z "$wrapper" ] && [ -n "${PNBC_PREFIX:-}" ] && [ -x "$PNBC_PREFIX/bin/mpicc-pnbc" ]; then
         wrapper=$PNBC_PREFIX/bin/mpicc-pnbc
     fi
-    [ -z "$wrapper" ] && wrapper=$(command -v mpicc-pnbc 2>/dev/null)
+    # an explicit PNBC_BUILD_TREE wins over an installed mpicc-pnbc found on PATH
+    [ -z "$wrapper" ] && [ -z "${PNBC_BUILD_TREE:-}" ] && wrapper=$(command -v mpicc-pnbc 2>/dev/null)
     if [ -n "$wrapper" ]; then
         echo "building $BENCH_PNBC with $wrapper"
         PNBC_HOW="\`$wrapper\`"
@@ -129,7 +135,7 @@ if wanted pnbc; then
         # the benchmark does not change (or break) what the runs use.
         libdir="$BUILD_DIR/pnbc-lib"
         mkdir -p "$libdir" &&
-            cp -P "$tree"/ompi/mpiext/pnbc/.libs/libpnbc.so* \
+            cp -P -p "$tree"/ompi/mpiext/pnbc/.libs/libpnbc.so* \
                   "$tree"/ompi/mca/common/pnbc/.libs/libmca_common_pnbc.so* "$libdir"/ || exit 1
         PNBC_LDPATH="$libdir"
         rev=$(git -C "$tree" rev-parse --short HEAD 2>/dev/null)
@@ -175,7 +181,15 @@ if [ ${#IMPLS[@]} -eq 0 ]; then
 fi
 pnbc_setup_component_path
 
-OMPI_ARGS=(-np 2 --mca pml ob1 --mca btl self,vader --bind-to "$BIND")
+OMPI_ARGS=(-np 2 --mca pml ob1 --mca btl "self,vader" --mca coll "$OMPI_COLL" --bind-to "$BIND")
+if [[ " ${IMPLS[*]} " == *" pnbc "* ]]; then
+    # which libpnbc the runs load
+    lib=$(env "LD_LIBRARY_PATH=$PNBC_LDPATH${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" ldd "$BENCH_PNBC" 2>/dev/null |
+          sed -n 's/^[[:space:]]*libpnbc[^ ]* => \([^ ]*\).*/\1/p' | head -n 1)
+    if [ -n "$lib" ]; then
+        PNBC_HOW="$PNBC_HOW; runs load \`$(readlink -f "$lib")\` (built $(date -u -r "$lib" '+%Y-%m-%d %H:%M UTC'))"
+    fi
+fi
 # Print the command for one implementation and test group (one word per line).
 impl_cmd() {
     local impl=$1 group=$2 tests
@@ -264,7 +278,7 @@ mpich_ver=""
 meta=(--command "$CMDLINE"
       --meta "date: $(date -u '+%Y-%m-%d %H:%M UTC'); host: $(uname -srm), $(nproc) cores; runs took ${elapsed} s"
       --meta "np=2, rounds=$ROUNDS, ping-pong batches=$BATCHES x ${BATCH_MS} ms, early-bird reps=$REPS, work=${WORK_US} us per partition, binding: $BIND$([ "$QUICK" = 1 ] && echo ', --quick')"
-      --meta "Open MPI: ${ompi_ver:-?} (\`--mca pml ob1 --mca btl self,vader\`); MPICH: ${mpich_ver:-not used}"
+      --meta "Open MPI: ${ompi_ver:-?} (\`--mca pml ob1 --mca btl self,vader --mca coll $OMPI_COLL\`); MPICH: ${mpich_ver:-not used}"
       --meta "pnbc built with: ${PNBC_HOW:-not built}"
       --meta "runs started while other processes kept the CPUs busy: $busy_runs of $total$([ "$busy_runs" -gt 0 ] && echo ' (numbers less reliable)')")
 PYTHON=${PYTHON:-$(command -v /usr/bin/python3 || command -v python3)}
