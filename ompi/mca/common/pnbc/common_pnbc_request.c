@@ -64,6 +64,12 @@ static bool request_progress(pnbc_request_t *req)
     return pnbc_exec_progress(&req->exec);
 }
 
+void pnbc_request_rearm(pnbc_request_t *req)
+{
+    req->super.req_complete = REQUEST_PENDING;
+    active_push(req);
+}
+
 int pnbc_request_progress_all(void)
 {
     pnbc_engine_t *e = &mca_common_pnbc_engine;

@@ -123,6 +123,11 @@ OMPI_DECLSPEC bool pnbc_request_is_pnbc(const ompi_request_t *request);
 OMPI_DECLSPEC int pnbc_request_retain_dtype(pnbc_request_t *req, ompi_datatype_t *dtype);
 OMPI_DECLSPEC void pnbc_request_retain_op(pnbc_request_t *req, ompi_op_t *op);
 
+/* An ACTIVE request whose completion was published but that has more
+ * work in flight (a K-slack channel started again before its completion
+ * call): pending again and back on the active list.  Engine lock held. */
+OMPI_DECLSPEC void pnbc_request_rearm(pnbc_request_t *req);
+
 /* Poll every active request (the opal_progress callback). */
 OMPI_DECLSPEC int pnbc_request_progress_all(void);
 

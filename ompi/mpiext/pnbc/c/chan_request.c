@@ -19,10 +19,8 @@
  * Several starts in flight.  The request core completes a request (and
  * takes it off the engine's active list) as soon as every posted
  * transfer has finished, before the user's completion call; a start made
- * after that and before the completion call must put it back.  The core
- * has no call for that, so chan_rearm() does it here on the engine's
- * public active list (engine lock held) -- see the report: an engine
- * helper pnbc_request_rearm() would be the better home.
+ * after that and before the completion call must put it back:
+ * pnbc_request_rearm() (engine lock held).
  */
 
 #include "chan.h"
@@ -88,20 +86,6 @@ static bool chan_start(pnbc_request_t *base)
     return chan_progress(base);
 }
 
-/* Put a completed, still active request back on the engine's active list
- * (engine lock held). */
-static void chan_rearm(pnbc_request_t *base)
-{
-    pnbc_engine_t *e = &mca_common_pnbc_engine;
-    base->super.req_complete = REQUEST_PENDING;
-    base->prev = NULL;
-    base->next = e->active_head;
-    if (NULL != e->active_head) {
-        e->active_head->prev = base;
-    }
-    e->active_head = base;
-}
-
 static int chan_start_active(pnbc_request_t *base)
 {
     pnbc_chan_request_t *req = (pnbc_chan_request_t *) base;
@@ -120,7 +104,7 @@ static int chan_start_active(pnbc_request_t *base)
     }
     req->outstanding++;
     if (!chan_progress(base) && was_complete) {
-        chan_rearm(base);
+        pnbc_request_rearm(base);
     }
     return MPI_SUCCESS;
 }
