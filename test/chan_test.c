@@ -13,7 +13,7 @@
  *        8 B .. 4 MiB, contiguous MPI_INT and a strided type with a hole
  *        per element (the holes must keep the receiver's poison); every
  *        transfer checked against data computed locally from (seed, it).
- *        While bound, a receiving channel's shm file exists (when
+ *        While bound, the receiver's shm pool exists (when
  *        CHAN_EXPECT_SHM=1; none with CHAN_EXPECT_SHM=0, the transport
  *        turned off); after the unbind no channel file is left.
  * slack  K-slack ring, K = 1, 2, 5, 16, address_base_increment default,
@@ -109,18 +109,22 @@ static int check(const int *buf, const mtype_t *t, size_t count, uint64_t seed)
 
 static uint64_t seed_of(int tcase, int it, int from) { return ((uint64_t) tcase << 40) ^ ((uint64_t) it << 12) ^ (uint64_t) from; }
 
-/* Files of receiving channels in this job's pnbc shm directories
- * (pnbc.<node>.<uid>.<jobid hex>.<vpid>.<key>/<cid>.<tag>, hex; channel
- * tags -1890000000 - id = 0x8f58e380 - id). */
-static int chan_files(char ***names)
+/* Files `name` in this job's pnbc shm directories
+ * (pnbc.<node>.<uid>.<jobid hex>.<vpid>.<key>/): "pool.0", the first
+ * segment of a process's shared-memory pool, exists once a receiver has
+ * placed a request there; "*.8f[45]?????", a channel's fallback marker
+ * (<cid>.<tag>, hex; channel tags -1890000000 - id = 0x8f58e380 - id),
+ * only while the channel is bound. */
+static int chan_files(char ***names, const char *name)
 {
     glob_t g;
     int n = 0;
     *names = NULL;
-    char pat[128] = "/dev/shm/pnbc.*/*.8f[45]?????";
+    char pat[128];
+    snprintf(pat, sizeof(pat), "/dev/shm/pnbc.*/%s", name);
     const char *job = getenv("OMPI_MCA_ess_base_jobid");  /* only this job's */
     if (NULL != job) {
-        snprintf(pat, sizeof(pat), "/dev/shm/pnbc.*.%lx.*/*.8f[45]?????", strtoul(job, NULL, 10));
+        snprintf(pat, sizeof(pat), "/dev/shm/pnbc.*.%lx.*/%s", strtoul(job, NULL, 10), name);
     }
     if (0 == glob(pat, 0, NULL, &g)) {
         *names = calloc(g.gl_pathc, sizeof(char *));
@@ -177,8 +181,8 @@ static void exchange_case(int tcase, const mtype_t *t, size_t count, int iters, 
     if (getenv("CHAN_EXPECT_SHM") && to != rank) {
         char **names;
         const int want = atoi(getenv("CHAN_EXPECT_SHM"));
-        int n = chan_files(&names);
-        CHECK(want ? n > 0 : 0 == n, "shm %s but %d channel file(s) in /dev/shm/pnbc.*",
+        int n = chan_files(&names, "pool.0");
+        CHECK(want ? n > 0 : 0 == n, "shm %s but %d pool segment(s) in /dev/shm/pnbc.*",
               want ? "expected" : "off", n);
         free_names(names, n);
     }
@@ -245,7 +249,7 @@ static void case_data(void)
     }
     MPI_Barrier(MPI_COMM_WORLD);
     char **names;
-    int n = chan_files(&names);
+    int n = chan_files(&names, "*.8f[45]?????");
     CHECK(0 == n, "%d channel file(s) left after unbind, e.g. %s", n, n ? names[0] : "");
     free_names(names, n);
     MPI_Barrier(MPI_COMM_WORLD);    /* nobody binds again before all looked */

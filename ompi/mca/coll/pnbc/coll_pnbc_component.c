@@ -116,6 +116,30 @@ static int pnbc_register(void)
         "allow (0: always through boxes)",
         MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_5,
         MCA_BASE_VAR_SCOPE_ALL, &e->shm_single_copy);
+    /* The pool: each receiver sizes its own (its directory tells the
+     * senders), so these may differ between processes. */
+    (void) mca_base_component_var_register(&c->super.collm_version, "shm_pool_comm_bytes",
+        "Shared memory transport: bytes of a process's pool that the requests of one "
+        "communicator may hold; a request that does not fit (or, with more than a "
+        "quarter used, gets fewer boxes per slot) sends through the PML "
+        "(said at coll_pnbc_verbose >= 1)",
+        MCA_BASE_VAR_TYPE_SIZE_T, NULL, 0, 0, OPAL_INFO_LVL_5,
+        MCA_BASE_VAR_SCOPE_ALL, &e->shm_pool_comm_bytes);
+    (void) mca_base_component_var_register(&c->super.collm_version, "shm_pool_node_bytes",
+        "Shared memory transport: bytes the job's pools on one node may take together "
+        "(split evenly between the job's processes there)",
+        MCA_BASE_VAR_TYPE_SIZE_T, NULL, 0, 0, OPAL_INFO_LVL_5,
+        MCA_BASE_VAR_SCOPE_ALL, &e->shm_pool_node_bytes);
+    (void) mca_base_component_var_register(&c->super.collm_version, "shm_pool_step_bytes",
+        "Shared memory transport: a pool grows by segments of this many bytes (one "
+        "file and one mapping each)",
+        MCA_BASE_VAR_TYPE_SIZE_T, NULL, 0, 0, OPAL_INFO_LVL_6,
+        MCA_BASE_VAR_SCOPE_ALL, &e->shm_pool_step_bytes);
+    (void) mca_base_component_var_register(&c->super.collm_version, "shm_pool_entries",
+        "Shared memory transport: live requests receiving through a process's pool "
+        "(the size of its directory); later ones fall back to a file each",
+        MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_6,
+        MCA_BASE_VAR_SCOPE_ALL, &e->shm_pool_entries);
     mca_coll_pnbc_select_register();
     return OMPI_SUCCESS;
 }

@@ -46,6 +46,11 @@ typedef struct pnbc_engine_params_t {
     int shm_stream_frag_bytes; /* larger ones stream through boxes this
                                   big (coll_pnbc_shm_stream_frag_bytes) */
     int shm_single_copy;/* ...or go in one copy, process_vm_readv */
+    size_t shm_pool_comm_bytes; /* a communicator's share of a process's
+                                   shm pool (coll_pnbc_shm_pool_comm_bytes) */
+    size_t shm_pool_node_bytes; /* the job's pools on a node together */
+    size_t shm_pool_step_bytes; /* a pool grows by segments this big */
+    int shm_pool_entries;       /* requests a pool's directory holds */
 } pnbc_engine_params_t;
 
 OMPI_DECLSPEC extern pnbc_engine_params_t mca_common_pnbc_params;

@@ -28,6 +28,10 @@ pnbc_engine_params_t mca_common_pnbc_params = {
     .shm_frag_bytes = 0,
     .shm_stream_frag_bytes = 131072,
     .shm_single_copy = 1,
+    .shm_pool_comm_bytes = (size_t) 16 << 20,
+    .shm_pool_node_bytes = (size_t) 1 << 30,
+    .shm_pool_step_bytes = (size_t) 4 << 20,
+    .shm_pool_entries = 131072,
 };
 
 pnbc_engine_t mca_common_pnbc_engine = {

@@ -3,14 +3,16 @@
  * SPDX-License-Identifier: BSD-3-Clause
  *
  * The shared-memory transport's private declarations: the layout of a
- * receiver's request file, the per-action state, the slot shape, and the
+ * request's block in the receiver's pool, the per-action state, the slot shape, and the
  * functions its files share.  The protocol is described at the top of
  * common_pnbc_transport_shm.c; the files:
  *
  *   common_pnbc_transport_shm.c  bind, unbind, commit; the transport itself
- *   common_pnbc_shm_file.c       the process's directory, regions (mapped
- *                                request files), building the receiver's
- *                                file or its fallback marker, cleanup
+ *   common_pnbc_shm_file.c       the process's directory, regions (a
+ *                                request's block), building the
+ *                                receiver's block or its fallback, cleanup
+ *   common_pnbc_shm_pool.c       the pool: segments, allocator, directory
+ *   common_pnbc_shm_peer.c       a peer's pool seen by a sender
  *   common_pnbc_shm_slot.c       the slot protocol: post/test, finding a
  *                                slot, boxes, streaming, the pml fallback
  *   common_pnbc_shm_copy.c       single copy (offers, process_vm_readv) and
@@ -41,7 +43,7 @@ BEGIN_C_DECLS
 #define SHM_STREAM_FRAG_MIN 256 /* > the largest element a fold carries */
 
 /* ------------------------------------------------------------------ */
-/* File layout                                                        */
+/* A request's block                                                  */
 /* ------------------------------------------------------------------ */
 
 typedef struct shm_header_t {
@@ -53,7 +55,7 @@ typedef struct shm_header_t {
 typedef struct shm_entry_t {
     int32_t sender;         /* rank in the communicator */
     uint32_t pair_seq;
-    uint64_t offset;        /* of the slot, from the start of the file */
+    uint64_t offset;        /* of the slot, from the start of the block */
     uint64_t capacity;      /* bytes the receiver expects */
     uint64_t depth;         /* boxes in the slot */
     uint64_t frag;          /* bytes per box */
@@ -98,16 +100,25 @@ static inline size_t shm_slot_size(size_t frag, size_t depth)
 /* Per-action and shared state                                        */
 /* ------------------------------------------------------------------ */
 
-/* A mapped request file: the receiver's own, or a peer's seen by a
- * sender.  Shared (refcount) by the actions of one request using it. */
+/* A request's block in a receiver's pool (common_pnbc_shm_pool.c): the
+ * receiver's own, or a peer's seen by a sender.  Shared (refcount) by the
+ * actions of one request using it. */
 typedef struct shm_region_t {
     int refs;
-    bool owner;             /* we created it: unlink at the last release */
-    char *path;
-    void *base;             /* NULL until mapped */
+    bool owner;             /* ours: give the block back at the last release */
+    uint32_t cid;           /* the request's key in the pool's directory */
+    int32_t tag;
+    void *base;             /* the block; NULL until found (sender) */
     size_t size;
-    /* Sender: its actions sending to this peer, in schedule order (they
-     * switch to pml together, see region_fall_back()). */
+    /* Owner: where the block is, and what the pool counts for it. */
+    uint32_t seg;
+    uint64_t offset;
+    size_t reserved;
+    bool published;         /* in the directory */
+    char *marker;           /* the fallback marker file made, if any */
+    /* Sender: the receiver, and its actions sending to it, in schedule
+     * order (they switch to pml together, see region_fall_back()). */
+    opal_process_name_t peer;
     struct pnbc_action_t **acts;
     uint32_t nacts;
 } shm_region_t;
@@ -132,7 +143,7 @@ typedef struct shm_action_t {
     uint64_t capacity;      /* sender: the receiver's byte count */
     char *flat;             /* contiguous data, or NULL: use conv */
     opal_convertor_t *conv; /* non-contiguous data, prepared at bind */
-    bool fallback;          /* the receiver has no file: pml, see below */
+    bool fallback;          /* the receiver has no block: pml, see below */
     ompi_request_t *req;    /* its PML request then */
     /* Receiver folding the message into a reduction (see pnbc_shm_recv_fold()). */
     ompi_op_t *fold_op;     /* NULL: copy the data out */
@@ -149,7 +160,7 @@ typedef struct shm_shape_t {
 } shm_shape_t;
 
 /* The receiver's choice of boxes for a message of `bytes` (the sender
- * reads it from the file).  Several boxes let a sender start message n
+ * reads it from the block).  Several boxes let a sender start message n
  * while its receiver is still reading n-1: in an exchange (allreduce)
  * each side finishes as soon as it has the other's message, so with one
  * box the faster one would wait for the slower one's read at its next
@@ -160,7 +171,9 @@ typedef struct shm_shape_t {
  * 64 KiB 5.2 with 8, 6.6 with 4).
  * Larger messages stream through a few boxes of
  * coll_pnbc_shm_stream_frag_bytes, so a slot's memory does not grow with
- * the message. */
+ * the message.  As the receiver's pool fills (pnbc_shm_pool_pressure()),
+ * its new slots get fewer boxes: 8, then 2, then 1 (streamed: 4, then 2),
+ * so many live requests cost memory in proportion to their messages. */
 static inline size_t shm_box_max(const pnbc_channel_t *ch)
 {
     const int forced = mca_common_pnbc_params.shm_frag_bytes;
@@ -168,17 +181,16 @@ static inline size_t shm_box_max(const pnbc_channel_t *ch)
     return (box < SHM_FRAG_MIN) ? SHM_FRAG_MIN : box;
 }
 
-static inline shm_shape_t slot_shape(const shm_action_t *t)
+static inline shm_shape_t slot_shape(const shm_action_t *t, int pressure)
 {
     const size_t bytes = t->bytes;
     if (bytes <= shm_box_max(&t->ch)) {
-        return (shm_shape_t) { bytes, SHM_DEEP };
+        return (shm_shape_t) { bytes, (size_t) SHM_DEEP >> (2 * pressure) };
     }
     const int stream = mca_common_pnbc_params.shm_stream_frag_bytes;
     return (shm_shape_t) { (stream < SHM_STREAM_FRAG_MIN) ? SHM_STREAM_FRAG_MIN : (size_t) stream,
-                           SHM_STREAM_DEPTH };
+                           (0 == pressure) ? SHM_STREAM_DEPTH : 2 };
 }
-
 /* ------------------------------------------------------------------ */
 /* Helpers every part uses                                            */
 /* ------------------------------------------------------------------ */
@@ -226,20 +238,32 @@ static inline bool send_box_free(shm_action_t *t, uint64_t q)
  * (malloc'ed; NULL: none), and our own (created at first use). */
 char *pnbc_shm_dir_path(const opal_process_name_t *name);
 const char *pnbc_shm_own_dir_get(void);
-/* The path of the request file (cid, tag) in `dir`, plus `suffix`. */
-char *pnbc_shm_request_file_path(const char *dir, const pnbc_channel_t *ch,
-                                 const char *suffix);
-/* Regions: take `path` (freed on failure); the last release unmaps, and
- * the owner's unlinks. */
-shm_region_t *pnbc_shm_region_new(char *path, bool owner);
+/* The path of request (cid, tag)'s fallback marker in `dir`. */
+char *pnbc_shm_marker_path(const char *dir, uint32_t cid, int32_t tag);
+/* Regions: the last release gives the owner's block back to the pool. */
+shm_region_t *pnbc_shm_region_new(const pnbc_channel_t *ch, bool owner);
 void pnbc_shm_region_release(shm_region_t *r);
-/* Sender: map the receiver's file; false while it is not there. */
-bool pnbc_shm_region_try_map(shm_region_t *r);
-/* Receiver: build the file for the nslots shm RECVs of s (NULL: failed,
- * errno says why), or publish the fallback marker instead. */
-shm_region_t *pnbc_shm_recv_file_create(pnbc_schedule_t *s, const char *dir,
-                                        const pnbc_channel_t *ch, uint32_t nslots);
-int pnbc_shm_recv_fall_back(pnbc_schedule_t *s, const char *dir, const pnbc_channel_t *ch);
+/* Receiver: place the nslots shm RECVs of s in a block of the pool and
+ * publish it; when that cannot be done, publish the fallback and switch
+ * them to pml.  Error only if the senders cannot be told. */
+int pnbc_shm_recv_block_build(pnbc_schedule_t *s, const pnbc_channel_t *ch, uint32_t nslots);
+/* Sender: is the receiver's fallback marker for r there? */
+bool pnbc_shm_marker_exists(const shm_region_t *r);
+
+/* common_pnbc_shm_pool.c: the pool (see there). */
+enum {
+    PNBC_SHM_POOL_BLOCK,    /* r->base, r->size set */
+    PNBC_SHM_POOL_FULL,     /* owner: no room for it */
+    PNBC_SHM_POOL_NONE,     /* no pool, or the request fell back */
+    PNBC_SHM_POOL_WAIT,     /* sender: not (yet) published */
+    PNBC_SHM_POOL_MARKER    /* sender: not published, look for a marker */
+};
+int pnbc_shm_pool_reserve(shm_region_t *r, size_t size);
+bool pnbc_shm_pool_publish(shm_region_t *r, bool fallback);
+void pnbc_shm_pool_release(shm_region_t *r);
+int pnbc_shm_pool_find(shm_region_t *r, const opal_process_name_t *name);
+int pnbc_shm_pool_pressure(uint32_t cid);
+void pnbc_shm_pool_finalize(void);
 
 /* common_pnbc_shm_slot.c: the transport's post and test. */
 int pnbc_shm_post(pnbc_action_t *a, const pnbc_channel_t *ch);

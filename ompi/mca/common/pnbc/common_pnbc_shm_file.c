@@ -3,9 +3,9 @@
  * SPDX-License-Identifier: BSD-3-Clause
  *
  * The shared-memory transport's files (see common_pnbc_transport_shm.c):
- * the process's directory and the job key in its name, regions (mapped
- * request files), building a receiver's request file or, when that fails,
- * its fallback marker, and the cleanup at finalize.
+ * the process's directory and the job key in its name, regions (a
+ * request's block in a pool), building a receiver's block or, when that
+ * fails, its fallback, and the cleanup at finalize.
  */
 
 #include "common_pnbc_shm.h"
@@ -137,6 +137,7 @@ const char *pnbc_shm_own_dir_get(void)
 
 void pnbc_transport_shm_finalize(void)
 {
+    pnbc_shm_pool_finalize();
     pthread_mutex_lock(&shm_lock);
     if (NULL != shm_own_dir) {
         shm_dir_empty(shm_own_dir);
@@ -152,16 +153,16 @@ void pnbc_transport_shm_finalize(void)
 /* Regions                                                            */
 /* ------------------------------------------------------------------ */
 
-shm_region_t *pnbc_shm_region_new(char *path, bool owner)
+shm_region_t *pnbc_shm_region_new(const pnbc_channel_t *ch, bool owner)
 {
     shm_region_t *r = calloc(1, sizeof(*r));
     if (NULL == r) {
-        free(path);
         return NULL;
     }
     r->refs = 1;
     r->owner = owner;
-    r->path = path;
+    r->cid = ch->comm->c_contextid;
+    r->tag = ch->tag;
     return r;
 }
 
@@ -170,134 +171,64 @@ void pnbc_shm_region_release(shm_region_t *r)
     if (NULL == r || --r->refs > 0) {
         return;
     }
-    if (NULL != r->base) {
-        munmap(r->base, r->size);
+    if (r->owner) {
+        pnbc_shm_pool_release(r);
     }
-    if (r->owner && NULL != r->path) {
-        (void) unlink(r->path);
+    if (NULL != r->marker) {
+        (void) unlink(r->marker);
+        free(r->marker);
     }
     free(r->acts);
-    free(r->path);
     free(r);
 }
 
-char *pnbc_shm_request_file_path(const char *dir, const pnbc_channel_t *ch, const char *suffix)
+char *pnbc_shm_marker_path(const char *dir, uint32_t cid, int32_t tag)
 {
     char *path = NULL;
-    if (0 > asprintf(&path, "%s/%x.%x%s", dir, (unsigned) ch->comm->c_contextid,
-                     (unsigned) ch->tag, suffix)) {
+    if (0 > asprintf(&path, "%s/%x.%x", dir, (unsigned) cid, (unsigned) tag)) {
         return NULL;
     }
     return path;
 }
 
-/* Sender: map the receiver's file if it is there and current.  Returns
- * false while it is not (yet): the caller retries at the next test. */
-bool pnbc_shm_region_try_map(shm_region_t *r)
+bool pnbc_shm_marker_exists(const shm_region_t *r)
 {
-    struct stat st;
-    int fd = open(r->path, O_RDWR);
-
-    if (fd < 0) {
-        return false;
-    }
-    if (0 != fstat(fd, &st)) {
-        close(fd);
-        return false;
-    }
-    if (0 == st.st_size) {          /* the receiver's fallback marker */
-        close(fd);
-        return true;
-    }
-    void *base = NULL;
-    if ((size_t) st.st_size >= sizeof(shm_header_t)) {
-        base = mmap(NULL, (size_t) st.st_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-    }
-    close(fd);
-    if (NULL == base || MAP_FAILED == base) {
-        return false;
-    }
-    const shm_header_t *h = base;
-    if (SHM_MAGIC != h->magic ||
-        sizeof(shm_header_t) + h->nslots * sizeof(shm_entry_t) > (size_t) st.st_size) {
-        munmap(base, (size_t) st.st_size);  /* not ours: cannot happen */
-        return false;
-    }
-    r->base = base;
-    r->size = (size_t) st.st_size;
-    return true;
+    char *dir = pnbc_shm_dir_path(&r->peer);
+    char *path = (NULL == dir) ? NULL : pnbc_shm_marker_path(dir, r->cid, r->tag);
+    const bool there = (NULL != path && 0 == access(path, F_OK));
+    free(path);
+    free(dir);
+    return there;
 }
 
 /* ------------------------------------------------------------------ */
-/* The receiver's file                                                */
+/* The receiver's block                                               */
 /* ------------------------------------------------------------------ */
 
-/* Write the whole file under a temporary name, then rename it into
- * place.  Returns the mapped region, or NULL (nothing left behind). */
-shm_region_t *pnbc_shm_recv_file_create(pnbc_schedule_t *s, const char *dir,
-                                      const pnbc_channel_t *ch, uint32_t nslots)
+/* Lay out the block: header, table, then a slot per shm RECV. */
+static void block_fill(pnbc_schedule_t *s, shm_region_t *r, size_t table_end, int pressure,
+                       uint32_t nslots)
 {
-    char *path = pnbc_shm_request_file_path(dir, ch, "");
-    char *tmp = pnbc_shm_request_file_path(dir, ch, ".tmp");
-    shm_region_t *r = NULL;
-    size_t size = sizeof(shm_header_t) + nslots * sizeof(shm_entry_t);
-    int fd = -1;
-
-    size = (size + SHM_LINE - 1) & ~(size_t) (SHM_LINE - 1);
-    const size_t table_end = size;
-    for (uint32_t i = 0; i < s->nactions; ++i) {
-        if (is_shm(&s->actions[i], PNBC_ACT_RECV)) {
-            const shm_shape_t shape = slot_shape(s->actions[i].tstate.ptr);
-            size += shm_slot_size(shape.frag, shape.depth);
-        }
-    }
-    if (NULL == path || NULL == tmp) {
-        goto out;
-    }
-    fd = open(tmp, O_RDWR | O_CREAT | O_TRUNC, 0600);
-    if (fd < 0) {
-        goto out;
-    }
-    /* posix_fallocate: on tmpfs, running out of space must show here,
-     * not as SIGBUS at the first store into the mapping. */
-    int rc = posix_fallocate(fd, 0, (off_t) size);
-    if (0 != rc) {
-        errno = rc;
-        goto out;
-    }
-    void *base = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-    if (MAP_FAILED == base) {
-        goto out;
-    }
-    r = pnbc_shm_region_new(path, true);
-    if (NULL == r) {
-        path = NULL;
-        munmap(base, size);
-        goto out;
-    }
-    path = NULL;
-    r->base = base;
-    r->size = size;
-    r->refs = 0;    /* one per action, below */
-
-    shm_header_t *h = base;
+    shm_header_t *h = r->base;
     shm_entry_t *table = (shm_entry_t *) (h + 1);
     size_t offset = table_end;
     uint32_t k = 0;
+
+    r->refs = 0;    /* one per action, below */
     for (uint32_t i = 0; i < s->nactions; ++i) {
         pnbc_action_t *a = &s->actions[i];
         if (!is_shm(a, PNBC_ACT_RECV)) {
             continue;
         }
         shm_action_t *t = a->tstate.ptr;
-        const shm_shape_t shape = slot_shape(t);
+        const shm_shape_t shape = slot_shape(t, pressure);
         table[k].sender = a->peer;
         table[k].pair_seq = a->pair_seq;
         table[k].offset = offset;
         table[k].capacity = t->bytes;
         table[k].depth = shape.depth;
         table[k].frag = shape.frag;
-        slot_attach(t, (char *) base + offset, shape.frag, shape.depth);  /* zeroed */
+        slot_attach(t, (char *) r->base + offset, shape.frag, shape.depth);  /* zeroed */
         pnbc_shm_recv_take_fold(a, t);
         t->region = r;
         r->refs++;
@@ -306,56 +237,82 @@ shm_region_t *pnbc_shm_recv_file_create(pnbc_schedule_t *s, const char *dir,
     }
     h->nslots = nslots;
     h->magic = SHM_MAGIC;
-    if (0 != rename(tmp, r->path)) {
-        r->owner = false;   /* never published: nothing to unlink */
-        for (uint32_t i = 0; i < s->nactions; ++i) {
-            if (is_shm(&s->actions[i], PNBC_ACT_RECV)) {
-                ((shm_action_t *) s->actions[i].tstate.ptr)->region = NULL;
-            }
-        }
-        r->refs = 1;
-        pnbc_shm_region_release(r);
-        r = NULL;
-    }
-out:;
-    const int err = errno;     /* why it failed, for the caller's message */
-    if (fd >= 0) {
-        close(fd);
-    }
-    if (NULL == r && NULL != tmp) {
-        (void) unlink(tmp);
-    }
-    free(tmp);
-    free(path);
-    errno = err;
-    return r;
 }
 
-/* The receiver could not build its file: publish an empty one (the
- * senders' cue) and carry our shm receives over pml. */
-int pnbc_shm_recv_fall_back(pnbc_schedule_t *s, const char *dir, const pnbc_channel_t *ch)
+/* Our shm receives go over pml: tell the senders (the directory, or a
+ * marker file when it is full). */
+static int recv_fall_back(pnbc_schedule_t *s, shm_region_t *r, const pnbc_channel_t *ch,
+                          const char *why)
 {
-    const int why = errno;
-    char *path = (NULL == dir) ? NULL : pnbc_shm_request_file_path(dir, ch, "");
-    int fd = (NULL == path) ? -1 : open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
-
     for (uint32_t i = 0; i < s->nactions; ++i) {
         if (is_shm(&s->actions[i], PNBC_ACT_RECV)) {
             ((shm_action_t *) s->actions[i].tstate.ptr)->fallback = true;
         }
     }
-    if (fd < 0) {
-        free(path);
-        /* Senders on this node would wait for a file forever. */
-        return OMPI_ERR_OUT_OF_RESOURCE;
+    if (NULL != r && !pnbc_shm_pool_publish(r, true)) {
+        const char *dir = pnbc_shm_own_dir_get();
+        char *path = (NULL == dir) ? NULL : pnbc_shm_marker_path(dir, r->cid, r->tag);
+        int fd = (NULL == path) ? -1 : open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+        if (fd < 0) {
+            free(path);
+            return OMPI_ERR_OUT_OF_RESOURCE;   /* senders would wait forever */
+        }
+        close(fd);
+        r->marker = path;
+        why = "the pool's directory is full";
     }
-    close(fd);
-    /* The marker is unlinked with the directory (free or finalize). */
-    free(path);
     if (mca_common_pnbc_params.verbose >= 1) {
-        opal_output(0, "coll:pnbc: shm segment for cid %u tag %d not created (%s), "
-                    "receiving through pml", (unsigned) ch->comm->c_contextid, ch->tag,
-                    strerror(why));
+        opal_output(0, "coll:pnbc: shm: cid %u tag %d receives through pml (%s)",
+                    (unsigned) ch->comm->c_contextid, ch->tag, why);
     }
     return OMPI_SUCCESS;
+}
+
+int pnbc_shm_recv_block_build(pnbc_schedule_t *s, const pnbc_channel_t *ch, uint32_t nslots)
+{
+    const int pressure = pnbc_shm_pool_pressure(ch->comm->c_contextid);
+    size_t size = sizeof(shm_header_t) + nslots * sizeof(shm_entry_t);
+
+    size = (size + SHM_LINE - 1) & ~(size_t) (SHM_LINE - 1);
+    const size_t table_end = size;
+    for (uint32_t i = 0; i < s->nactions; ++i) {
+        if (is_shm(&s->actions[i], PNBC_ACT_RECV)) {
+            const shm_shape_t shape = slot_shape(s->actions[i].tstate.ptr, pressure);
+            size += shm_slot_size(shape.frag, shape.depth);
+        }
+    }
+    shm_region_t *r = pnbc_shm_region_new(ch, true);
+    if (NULL == r) {
+        return OMPI_ERR_OUT_OF_RESOURCE;
+    }
+    switch (pnbc_shm_pool_reserve(r, size)) {
+    case PNBC_SHM_POOL_BLOCK:
+        block_fill(s, r, table_end, pressure, nslots);
+        if (pnbc_shm_pool_publish(r, false)) {
+            return OMPI_SUCCESS;
+        }
+        /* the directory is full: give the block back, fall back */
+        for (uint32_t i = 0; i < s->nactions; ++i) {
+            if (is_shm(&s->actions[i], PNBC_ACT_RECV)) {
+                ((shm_action_t *) s->actions[i].tstate.ptr)->region = NULL;
+            }
+        }
+        pnbc_shm_pool_release(r);
+        r->refs = 1;
+        break;
+    case PNBC_SHM_POOL_FULL:
+        break;
+    default:                    /* no pool: its empty directory says it */
+        pnbc_shm_region_release(r);
+        return recv_fall_back(s, NULL, ch, "no shm pool");
+    }
+    /* The region stays with the first RECV, for the directory entry or
+     * the marker file. */
+    for (uint32_t i = 0; i < s->nactions; ++i) {
+        if (is_shm(&s->actions[i], PNBC_ACT_RECV)) {
+            ((shm_action_t *) s->actions[i].tstate.ptr)->region = r;
+            break;
+        }
+    }
+    return recv_fall_back(s, r, ch, "the shm pool is full");
 }

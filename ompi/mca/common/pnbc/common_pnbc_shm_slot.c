@@ -4,8 +4,8 @@
  *
  * The shared-memory transport's slot protocol (see
  * common_pnbc_transport_shm.c): post and test, a sender finding its slot
- * in the receiver's file, boxes, streaming a message through them, and the
- * pml fallback when the receiver has no file.
+ * in the receiver's block, boxes, streaming a message through them, and
+ * the pml fallback when the receiver has no room for the request.
  */
 
 #include "common_pnbc_shm.h"
@@ -14,7 +14,7 @@
 
 #include <string.h>
 
-/* Sender: find our slot in the receiver's freshly mapped table. */
+/* Sender: find our slot in the table of the receiver's block. */
 static bool send_find_slot(const pnbc_action_t *a, shm_action_t *t)
 {
     const shm_region_t *r = t->region;
@@ -37,10 +37,10 @@ static bool send_find_slot(const pnbc_action_t *a, shm_action_t *t)
 }
 
 /*
- * Fallback: the receiver could not build its file
- * (pnbc_shm_recv_fall_back), so the messages of the pair that were to use
+ * Fallback: the receiver found no room for the request in its pool
+ * (pnbc_shm_recv_block_build), so the messages of the pair that were to use
  * shm go over pml instead.  Not on the request's tag: a sender learns of
- * the fallback only at its first post, when it finds the marker, and by
+ * the fallback only at its first post, when it finds the fallback, and by
  * then it may have posted this round's pml-bound messages to the same
  * peer ahead of the waiting shm-bound ones, which the receiver posted
  * first -- pml would match them crosswise.  So they travel on the
@@ -61,14 +61,14 @@ static int fallback_post(pnbc_action_t *a, shm_action_t *t)
                               t->ch.comm, &t->req));
 }
 
-/* Sender: the receiver's file is the fallback marker. */
+/* Sender: the receiver carries this request's shm messages over pml. */
 static void region_fall_back(shm_region_t *r)
 {
     for (uint32_t i = 0; i < r->nacts; ++i) {
         pnbc_action_t *a = r->acts[i];
         shm_action_t *t = a->tstate.ptr;
         t->fallback = true;
-        if (a->inflight && !t->done) {      /* posted, waiting for the file */
+        if (a->inflight && !t->done) {      /* posted, waiting for the block */
             int rc = fallback_post(a, t);
             if (OMPI_SUCCESS != rc) {
                 t->err = rc;
@@ -78,18 +78,26 @@ static void region_fall_back(shm_region_t *r)
     }
 }
 
-/* Sender, first post: map the receiver's file and find our slot.  False
- * while the file is not there (or once the action has failed). */
+/* Sender, first post: find the receiver's block in its pool, and our
+ * slot in it.  False while the block is not published (or once the
+ * action has failed or fallen back). */
 static bool send_attach(pnbc_action_t *a, shm_action_t *t)
 {
     shm_region_t *r = t->region;
     if (NULL == r->base) {
-        if (!pnbc_shm_region_try_map(r)) {
-            return false;                   /* the receiver is not there yet */
-        }
-        if (NULL == r->base) {
+        switch (pnbc_shm_pool_find(r, &r->peer)) {
+        case PNBC_SHM_POOL_BLOCK:
+            break;
+        case PNBC_SHM_POOL_NONE:
             region_fall_back(r);            /* this action included */
             return false;
+        case PNBC_SHM_POOL_MARKER:
+            if (pnbc_shm_marker_exists(r)) {
+                region_fall_back(r);
+            }
+            return false;
+        default:
+            return false;                   /* the receiver is not there yet */
         }
     }
     if (!send_find_slot(a, t)) {

@@ -11,25 +11,27 @@
  * Who creates what, without any communication at init
  * ----------------------------------------------------
  * MPI-4 persistent *_init calls must not wait for other processes, so the
- * two sides of a message meet through a name both can compute.  The
- * RECEIVER owns one file per request, in its own directory:
+ * two sides of a message meet through a key both can compute: the
+ * request's (cid, tag).  The RECEIVER places each request's slots in one
+ * block of its process's pool (common_pnbc_shm_pool.c): segments of
+ * shared memory in its own directory
  *
- *     /dev/shm/pnbc.<node>.<uid>.<jobid>.<vpid>.<job key>/<cid>.<tag>
+ *     /dev/shm/pnbc.<node>.<uid>.<jobid>.<vpid>.<job key>/pool.<k>
  *
  * (the job session directory instead of /dev/shm where that is not
- * writable; <job key>: see job_key() in common_pnbc_shm_file.c).  It is
- * built at commit under a temporary name and rename()d into place when
- * complete, so a sender never sees half a file.  It holds one slot per message this
- * process receives through shm in the request, found by (sender's rank,
- * pair_seq):
+ * writable; <job key>: see job_key() in common_pnbc_shm_file.c), created
+ * once and grown in large steps, so a request costs no file and no
+ * mapping.  The block holds one slot per message this process receives
+ * through shm in the request, found by (sender's rank, pair_seq):
  *
  *     header | table[nslots] {sender, pair_seq, offset, capacity, depth}
  *            | slots
  *
- * The SENDER maps the file lazily, at its first post: if the receiver
- * has not reached its *_init yet the file is not there, and the action
- * simply stays in flight while test() retries (progress, not blocking).
- * Several SENDs of a request to the same peer share one mapping.
+ * and is published, complete, in the pool's directory (pool.dir) under
+ * (cid, tag).  The SENDER looks it up lazily, at its first post: if the
+ * receiver has not reached its *_init yet the entry is not there, and the
+ * action simply stays in flight while test() retries (progress, not
+ * blocking).  A sender maps each segment of a peer's pool once.
  *
  * Slot protocol (one producer, one consumer, reused at every start)
  * ----------------------------------------------------------------
@@ -80,23 +82,24 @@
  * layout is not part of the decision: non-contiguous data is packed into
  * / unpacked from the box by convertors prepared at bind.
  *
- * If the receiver cannot build its file (e.g. /dev/shm is full) it leaves
- * an EMPTY file under the final name instead and carries those messages
- * over pml; a sender finding an empty file switches them to pml too, so
- * both sides still agree (on which tag, and in which order: see
- * fallback_post()).
+ * If the receiver has no room for the request's block (its pool is
+ * bounded, see common_pnbc_shm_pool.c) or no pool at all (e.g. /dev/shm
+ * is full), it publishes that instead and carries those messages over
+ * pml; a sender finding it switches them to pml too, so both sides still
+ * agree (on which tag, and in which order: see fallback_post()).
  *
- * Cleanup.  The receiver unlinks its file when the request is freed; the
- * component's close removes the whole directory (requests never freed);
+ * Cleanup.  The receiver gives the block back to its pool when the
+ * request is freed; the engine's finalize removes the whole directory;
  * and the directory is registered with the runtime's cleanup (PMIx),
  * which removes it when the process ends, even by a signal.
  *
  * The code.  This file binds actions to the transport and commits a
- * schedule's shm actions (builds the receiver's file, shares the senders'
- * mappings); common_pnbc_shm_file.c holds the directory, the files and
- * their cleanup, common_pnbc_shm_slot.c the slot protocol (post/test,
- * streaming, the fallback), common_pnbc_shm_copy.c single copy and
- * folding, and common_pnbc_shm.h what they share.
+ * schedule's shm actions (the receiver's block, the senders' regions);
+ * common_pnbc_shm_pool.c (owner) and common_pnbc_shm_peer.c (senders)
+ * the pool, common_pnbc_shm_file.c the directory, regions, building a
+ * block and the cleanup, common_pnbc_shm_slot.c the slot protocol
+ * (post/test, streaming, the fallback), common_pnbc_shm_copy.c single
+ * copy and folding, and common_pnbc_shm.h what they share.
  */
 
 #include "common_pnbc_shm.h"
@@ -190,14 +193,10 @@ static int shm_commit_recvs(pnbc_schedule_t *s, const pnbc_channel_t *ch)
     if (0 == nslots) {
         return OMPI_SUCCESS;
     }
-    const char *dir = pnbc_shm_own_dir_get();
-    if (NULL != dir && NULL != pnbc_shm_recv_file_create(s, dir, ch, nslots)) {
-        return OMPI_SUCCESS;
-    }
-    return pnbc_shm_recv_fall_back(s, dir, ch);
+    return pnbc_shm_recv_block_build(s, ch, nslots);
 }
 
-/* The region of the receiver `peer`'s file, shared with an earlier
+/* The region of the receiver `peer`'s block, shared with an earlier
  * send to it, or new. */
 static shm_region_t *send_region(pnbc_schedule_t *s, uint32_t upto, int peer,
                                  const pnbc_channel_t *ch)
@@ -209,14 +208,14 @@ static shm_region_t *send_region(pnbc_schedule_t *s, uint32_t upto, int peer,
             return r;
         }
     }
-    ompi_proc_t *proc = ompi_comm_peer_lookup(ch->comm, peer);
-    char *dir = pnbc_shm_dir_path(&proc->super.proc_name);
-    char *path = (NULL == dir) ? NULL : pnbc_shm_request_file_path(dir, ch, "");
-    free(dir);
-    return (NULL == path) ? NULL : pnbc_shm_region_new(path, false);
+    shm_region_t *r = pnbc_shm_region_new(ch, false);
+    if (NULL != r) {
+        r->peer = ompi_comm_peer_lookup(ch->comm, peer)->super.proc_name;
+    }
+    return r;
 }
 
-/* Senders: one region (the receiver's file, mapped lazily) per peer. */
+/* Senders: one region (the receiver's block, found lazily) per peer. */
 static int shm_commit_sends(pnbc_schedule_t *s, const pnbc_channel_t *ch)
 {
     for (uint32_t i = 0; i < s->nactions; ++i) {

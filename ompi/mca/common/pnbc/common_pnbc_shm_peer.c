@@ -1,0 +1,149 @@
+/*
+ * Copyright (c) 2026 The pnbc developers.
+ * SPDX-License-Identifier: BSD-3-Clause
+ *
+ * The shared-memory pool seen by senders (see common_pnbc_shm_pool.c): a
+ * peer's directory and segments, mapped once each when first needed, and
+ * the lock-free lookup of a request's block.
+ */
+
+#include "common_pnbc_shm_pool.h"
+
+#include <stdlib.h>
+#include <sys/mman.h>
+
+static pool_t **peer_pools;
+static uint32_t npeer_pools;
+
+/* ------------------------------------------------------------------ */
+/* Sender: find a peer's block                                        */
+/* ------------------------------------------------------------------ */
+
+/* Caller holds pnbc_shm_pool_lock. */
+static pool_t *peer_pool_get(uint32_t vpid)
+{
+    for (uint32_t k = 0; k < npeer_pools; ++k) {
+        if (peer_pools[k]->vpid == vpid) {
+            return peer_pools[k];
+        }
+    }
+    pool_t *p = calloc(1, sizeof(*p));
+    pool_t **grown = (NULL == p) ? NULL : realloc(peer_pools, (npeer_pools + 1) * sizeof(*grown));
+    if (NULL == grown) {
+        free(p);
+        return NULL;
+    }
+    p->vpid = vpid;
+    peer_pools = grown;
+    peer_pools[npeer_pools++] = p;
+    return p;
+}
+
+/* Caller holds pnbc_shm_pool_lock.  False while the directory is not there. */
+static bool peer_pool_map(pool_t *p, const opal_process_name_t *name)
+{
+    if (NULL != p->hdr || p->none) {
+        return true;
+    }
+    char *dir = pnbc_shm_dir_path(name);
+    char *path = (NULL == dir) ? NULL : pnbc_shm_pool_path(dir, "dir", 0);
+    size_t size = 0;
+    void *base = (NULL == path) ? NULL : pnbc_shm_pool_file_map(path, &size);
+    free(path);
+    free(dir);
+    if (NULL == base) {
+        return false;
+    }
+    if (0 == size) {
+        p->none = true;
+        return true;
+    }
+    pool_dir_header_t *h = base;
+    if (size < sizeof(*h) || POOL_MAGIC != __atomic_load_n(&h->magic, __ATOMIC_ACQUIRE) ||
+        0 == h->capacity || 0 != (h->capacity & (h->capacity - 1)) ||
+        sizeof(*h) + h->capacity * sizeof(pool_dir_entry_t) > size) {
+        munmap(base, size);
+        return false;
+    }
+    p->hdr = h;
+    p->dir = (pool_dir_entry_t *) (h + 1);
+    p->dir_bytes = size;
+    p->mask = h->capacity - 1;
+    return true;
+}
+
+/* Caller holds pnbc_shm_pool_lock. */
+static char *peer_seg(pool_t *p, const opal_process_name_t *name, uint64_t k)
+{
+    if (k >= POOL_MAX_SEGS) {
+        return NULL;
+    }
+    if (NULL == p->segs[k].base) {
+        char *dir = pnbc_shm_dir_path(name);
+        char *path = (NULL == dir) ? NULL : pnbc_shm_pool_path(dir, "", (uint32_t) k);
+        size_t size = 0;
+        void *base = (NULL == path) ? NULL : pnbc_shm_pool_file_map(path, &size);
+        free(path);
+        free(dir);
+        if (NULL == base || 0 == size) {
+            return NULL;
+        }
+        p->segs[k] = (pool_seg_t) { base, size, 0 };
+    }
+    return p->segs[k].base;
+}
+
+int pnbc_shm_pool_find(shm_region_t *r, const opal_process_name_t *name)
+{
+    int rc = PNBC_SHM_POOL_WAIT;
+
+    pthread_mutex_lock(&pnbc_shm_pool_lock);
+    pool_t *p = peer_pool_get(name->vpid);
+    if (NULL == p || !peer_pool_map(p, name)) {
+        goto out;
+    }
+    if (p->none) {
+        rc = PNBC_SHM_POOL_NONE;
+        goto out;
+    }
+    for (uint64_t i = pool_key_hash(r->cid, r->tag), n = 0; n <= p->mask; ++i, ++n) {
+        pool_dir_entry_t v;
+        if (!pool_entry_read(&p->dir[i & p->mask], &v)) {
+            goto out;                   /* being rewritten: look again later */
+        }
+        if (DIR_EMPTY == v.state) {
+            break;
+        }
+        if (v.cid != r->cid || v.tag != r->tag) {
+            continue;
+        }
+        if (DIR_FALLBACK == v.state) {
+            rc = PNBC_SHM_POOL_NONE;
+            goto out;
+        }
+        char *base = peer_seg(p, name, v.seg);
+        if (NULL == base || v.offset + v.size > p->segs[v.seg].size) {
+            goto out;
+        }
+        r->base = base + v.offset;
+        r->size = v.size;
+        rc = PNBC_SHM_POOL_BLOCK;
+        goto out;
+    }
+    if (0 != __atomic_load_n(&p->hdr->markers, __ATOMIC_ACQUIRE)) {
+        rc = PNBC_SHM_POOL_MARKER;      /* the caller looks for one */
+    }
+out:
+    pthread_mutex_unlock(&pnbc_shm_pool_lock);
+    return rc;
+}
+
+void pnbc_shm_peer_pools_finalize(void)
+{
+    for (uint32_t k = 0; k < npeer_pools; ++k) {
+        pnbc_shm_pool_free(peer_pools[k]);
+    }
+    free(peer_pools);
+    peer_pools = NULL;
+    npeer_pools = 0;
+}

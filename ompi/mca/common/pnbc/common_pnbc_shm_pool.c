@@ -1,0 +1,485 @@
+/*
+ * Copyright (c) 2026 The pnbc developers.
+ * SPDX-License-Identifier: BSD-3-Clause
+ *
+ * The shared-memory transport's pool (see common_pnbc_transport_shm.c):
+ * each receiving process keeps ONE pool for all its requests, so creating
+ * a request costs no file, no mapping and no file descriptor.
+ *
+ *   <dir>/pool.dir    the directory: a header, then an open-addressing
+ *                     hash table (linear probing) of entries
+ *                     (cid, tag) -> (segment, offset, size) or FALLBACK
+ *   <dir>/pool.<k>    segment k, coll_pnbc_shm_pool_step_bytes (or one
+ *                     block, if larger), created when the earlier ones
+ *                     are full; a request's block (its slot table and
+ *                     slots) lies in one segment
+ *
+ * The owner alone writes the directory (under pnbc_shm_pool_lock); senders
+ * read it without a lock: every entry carries a sequence number, odd
+ * while the owner rewrites it, and a reader keeps what it read only if
+ * the number was even and unchanged around its reads.  Removal shifts
+ * the entries that follow back (no tombstones, so a table churned by
+ * millions of init/free never fills with them); a reader racing with a
+ * shift may miss a live key once, and simply looks again at its next
+ * test, as it does while the receiver has not reached its *_init.
+ *
+ * The pool is bounded: a communicator takes at most
+ * coll_pnbc_shm_pool_comm_bytes of a process's pool, and the job's pools
+ * on a node together at most coll_pnbc_shm_pool_node_bytes (split evenly
+ * between the job's processes there).  A request whose block does not fit
+ * is published as FALLBACK and both sides carry its shm messages over
+ * pml.  Senders map the segments of a peer's pool once, when a block
+ * first points into them, and keep them until finalize: mappings grow
+ * with the pool's size, never with the number of requests.
+ *
+ * Failures.  If the directory itself cannot be created (e.g. no space
+ * left in /dev/shm), an EMPTY pool.dir says "no pool here" and every
+ * sender to this process falls back; if the directory is full, the
+ * request's fallback marker file (see pnbc_shm_recv_fall_back()) says it
+ * for that request, and the directory's header tells senders to look
+ * for markers.
+ */
+
+#include "common_pnbc_shm_pool.h"
+
+#include "ompi/proc/proc.h"
+#include "opal/util/output.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+pthread_mutex_t pnbc_shm_pool_lock = PTHREAD_MUTEX_INITIALIZER;
+static pool_t *own_pool;
+static bool own_pool_tried;
+
+/* ------------------------------------------------------------------ */
+/* Files and size classes                                             */
+/* ------------------------------------------------------------------ */
+
+char *pnbc_shm_pool_path(const char *dir, const char *name, uint32_t k)
+{
+    char *path = NULL;
+    if (0 > asprintf(&path, "%s/pool.%s%u", dir, name, (unsigned) k)) {
+        return NULL;
+    }
+    return path;
+}
+
+/* Size classes: 128-byte steps up to 8 KiB, then four per power of two. */
+static unsigned size_class(size_t bytes, size_t *rounded)
+{
+    if (bytes <= 8192) {
+        const size_t c = (bytes + SHM_LINE - 1) / SHM_LINE;
+        *rounded = c * SHM_LINE;
+        return (unsigned) c - 1;
+    }
+    const unsigned e = 63 - (unsigned) __builtin_clzll((unsigned long long) (bytes - 1));
+    const size_t step = (size_t) 1 << (e - 2);
+    const size_t r = (bytes + step - 1) & ~(step - 1);
+    *rounded = r;
+    const unsigned c = 64 + (e - 13) * 4 + (unsigned) (r / step - 5);
+    return (c < POOL_NCLASSES) ? c : POOL_NCLASSES - 1;
+}
+
+/* The bytes of a block of class c (the inverse of size_class()). */
+static size_t class_bytes(unsigned c)
+{
+    if (c < 64) {
+        return (size_t) (c + 1) * SHM_LINE;
+    }
+    const unsigned e = 13 + (c - 64) / 4;
+    return (size_t) (5 + (c - 64) % 4) << (e - 2);
+}
+
+/* Create `path` of `size` bytes, fully allocated (on tmpfs, running out
+ * of space must show here, not as SIGBUS later), written under a
+ * temporary name and renamed into place; map it. */
+static void *file_create_map(const char *path, size_t size)
+{
+    char *tmp = NULL;
+    void *base = NULL;
+    int fd = -1, err = 0;
+
+    if (0 > asprintf(&tmp, "%s.tmp", path)) {
+        errno = ENOMEM;
+        return NULL;
+    }
+    fd = open(tmp, O_RDWR | O_CREAT | O_TRUNC, 0600);
+    if (fd < 0) {
+        err = errno;
+    } else if (0 != (err = posix_fallocate(fd, 0, (off_t) size))) {
+        /* err says why */
+    } else if (MAP_FAILED == (base = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0))) {
+        err = errno;
+        base = NULL;
+    }
+    if (fd >= 0) {
+        close(fd);
+    }
+    if (NULL != base && 0 != rename(tmp, path)) {
+        err = errno;
+        munmap(base, size);
+        base = NULL;
+    }
+    if (NULL == base) {
+        (void) unlink(tmp);
+    }
+    free(tmp);
+    errno = err;
+    return base;
+}
+
+/* Map an existing file; its size in *size.  NULL: not there (yet). */
+void *pnbc_shm_pool_file_map(const char *path, size_t *size)
+{
+    struct stat st;
+    void *base = NULL;
+    int fd = open(path, O_RDWR);
+
+    if (fd < 0) {
+        return NULL;
+    }
+    if (0 == fstat(fd, &st)) {
+        *size = (size_t) st.st_size;
+        if (0 == st.st_size) {
+            base = MAP_FAILED;          /* the "no pool" marker: caller checks size */
+        } else {
+            base = mmap(NULL, (size_t) st.st_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+        }
+    }
+    close(fd);
+    return (MAP_FAILED == base && 0 != *size) ? NULL : base;
+}
+
+/* ------------------------------------------------------------------ */
+/* The owner's pool                                                   */
+/* ------------------------------------------------------------------ */
+
+static size_t pool_process_limit(void)
+{
+    const size_t node = (size_t) mca_common_pnbc_params.shm_pool_node_bytes;
+    const size_t procs = 1 + (size_t) opal_process_info.num_local_peers;
+    return node / procs;
+}
+
+/* Caller holds pnbc_shm_pool_lock.  NULL: no pool (tried once). */
+static pool_t *own_pool_get(void)
+{
+    if (own_pool_tried) {
+        return own_pool;
+    }
+    own_pool_tried = true;
+    const char *dir = pnbc_shm_own_dir_get();
+    char *path = (NULL == dir) ? NULL : pnbc_shm_pool_path(dir, "dir", 0);
+    pool_t *p = (NULL == path) ? NULL : calloc(1, sizeof(*p));
+    if (NULL == p) {
+        free(path);
+        return NULL;
+    }
+    uint64_t cap = 64;
+    while (cap < (uint64_t) mca_common_pnbc_params.shm_pool_entries && cap < (UINT64_C(1) << 30)) {
+        cap <<= 1;
+    }
+    p->dir_bytes = sizeof(pool_dir_header_t) + cap * sizeof(pool_dir_entry_t);
+    void *base = file_create_map(path, p->dir_bytes);
+    if (NULL == base) {
+        const int why = errno;
+        /* Tell the senders: an empty directory.  If even that fails they
+         * would wait forever; nothing more can be done from here. */
+        int fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+        if (fd >= 0) {
+            close(fd);
+        }
+        if (mca_common_pnbc_params.verbose >= 1) {
+            opal_output(0, "coll:pnbc: shm pool not created (%s): every message to this "
+                        "process goes through pml", strerror(why));
+        }
+        free(p);
+        free(path);
+        return NULL;
+    }
+    free(path);
+    p->hdr = base;
+    p->dir = (pool_dir_entry_t *) (p->hdr + 1);
+    p->mask = cap - 1;
+    p->hdr->capacity = cap;
+    __atomic_store_n(&p->hdr->magic, POOL_MAGIC, __ATOMIC_RELEASE);
+    own_pool = p;
+    return p;
+}
+
+static pool_comm_use_t *comm_use(pool_t *p, uint32_t cid, bool create)
+{
+    for (pool_comm_use_t *u = p->comms; NULL != u; u = u->next) {
+        if (u->cid == cid) {
+            return u;
+        }
+    }
+    pool_comm_use_t *u = create ? calloc(1, sizeof(*u)) : NULL;
+    if (NULL != u) {
+        u->cid = cid;
+        u->next = p->comms;
+        p->comms = u;
+    }
+    return u;
+}
+
+/* A block of `size` bytes (zeroed) for communicator cid, or false. */
+static bool pool_alloc(pool_t *p, uint32_t cid, size_t size, uint32_t *seg, uint64_t *offset,
+                       size_t *rounded)
+{
+    const unsigned c = size_class(size, rounded);
+    const size_t r = *rounded;
+    pool_comm_use_t *u = comm_use(p, cid, true);
+
+    if (NULL == u || u->bytes + r > (size_t) mca_common_pnbc_params.shm_pool_comm_bytes) {
+        return false;
+    }
+    /* a freed block of the same class, else the current segment, else a
+     * new segment, else a freed block of a larger class */
+    pool_free_t *f = p->free[c];
+    if (NULL == f) {
+        pool_seg_t *last = (p->nsegs > 0) ? &p->segs[p->nsegs - 1] : NULL;
+        if (NULL != last && last->used + r <= last->size) {
+            *seg = p->nsegs - 1;
+            *offset = last->used;
+            last->used += r;
+            goto found;
+        }
+        size_t step = (size_t) mca_common_pnbc_params.shm_pool_step_bytes;
+        step = (step < r) ? r : step;
+        size_t mapped = 0;
+        for (uint32_t k = 0; k < p->nsegs; ++k) {
+            mapped += p->segs[k].size;
+        }
+        if (p->nsegs < POOL_MAX_SEGS && mapped + step <= pool_process_limit()) {
+            char *path = pnbc_shm_pool_path(pnbc_shm_own_dir_get(), "", p->nsegs);
+            void *base = (NULL == path) ? NULL : file_create_map(path, step);
+            free(path);
+            if (NULL != base) {
+                p->segs[p->nsegs] = (pool_seg_t) { base, step, r };
+                *seg = p->nsegs++;
+                *offset = 0;
+                goto found;
+            }
+        }
+        for (unsigned k = c + 1; k < POOL_NCLASSES && NULL == f; ++k) {
+            if (NULL != (f = p->free[k])) {
+                p->free[k] = f->next;
+                *rounded = class_bytes(k);
+            }
+        }
+        if (NULL == f) {
+            return false;
+        }
+    } else {
+        p->free[c] = f->next;
+    }
+    *seg = f->seg;
+    *offset = f->offset;
+    free(f);
+    /* a reused block's slots must start from zero */
+    memset(p->segs[*seg].base + *offset, 0, size);
+found:
+    u->bytes += *rounded;
+    p->bytes += *rounded;
+    return true;
+}
+
+/* ------------------------------------------------------------------ */
+/* The directory                                                      */
+/* ------------------------------------------------------------------ */
+
+static bool dir_insert(pool_t *p, const pool_dir_entry_t *v)
+{
+    if (8 * (p->nentries + 1) > 7 * (p->mask + 1)) {
+        return false;
+    }
+    for (uint64_t i = pool_key_hash(v->cid, v->tag);; ++i) {
+        pool_dir_entry_t *e = &p->dir[i & p->mask];
+        if (DIR_EMPTY == e->state) {
+            pool_entry_write(e, v);
+            p->nentries++;
+            return true;
+        }
+    }
+}
+
+static void dir_remove(pool_t *p, uint32_t cid, int32_t tag)
+{
+    uint64_t i = pool_key_hash(cid, tag) & p->mask;
+    for (;; i = (i + 1) & p->mask) {
+        pool_dir_entry_t *e = &p->dir[i];
+        if (DIR_EMPTY == e->state) {
+            return;                     /* not there: cannot happen */
+        }
+        if (e->cid == cid && e->tag == tag) {
+            break;
+        }
+    }
+    /* shift back the entries of the cluster that would not be found
+     * across the hole */
+    const pool_dir_entry_t empty = { 0 };
+    for (uint64_t j = (i + 1) & p->mask;; j = (j + 1) & p->mask) {
+        pool_dir_entry_t *e = &p->dir[j];
+        if (DIR_EMPTY == e->state) {
+            break;
+        }
+        const uint64_t home = pool_key_hash(e->cid, e->tag) & p->mask;
+        /* may e move to i?  yes unless its home lies cyclically in (i, j] */
+        const bool stays = (i <= j) ? (home > i && home <= j) : (home > i || home <= j);
+        if (!stays) {
+            pool_dir_entry_t v = *(pool_dir_entry_t *) e;
+            pool_entry_write(&p->dir[i], &v);
+            i = j;
+        }
+    }
+    pool_entry_write(&p->dir[i], &empty);
+    p->nentries--;
+}
+
+/* ------------------------------------------------------------------ */
+/* Owner: publish a request's block, or its fallback                  */
+/* ------------------------------------------------------------------ */
+
+int pnbc_shm_pool_reserve(shm_region_t *r, size_t size)
+{
+    int rc = PNBC_SHM_POOL_NONE;
+
+    pthread_mutex_lock(&pnbc_shm_pool_lock);
+    pool_t *p = own_pool_get();
+    if (NULL != p) {
+        uint32_t seg = 0;
+        uint64_t offset = 0;
+        size_t rounded = 0;
+        if (pool_alloc(p, r->cid, size, &seg, &offset, &rounded)) {
+            r->base = p->segs[seg].base + offset;
+            r->size = size;
+            r->seg = seg;
+            r->offset = offset;
+            r->reserved = rounded;
+            rc = PNBC_SHM_POOL_BLOCK;
+        } else {
+            rc = PNBC_SHM_POOL_FULL;
+        }
+    }
+    pthread_mutex_unlock(&pnbc_shm_pool_lock);
+    return rc;
+}
+
+bool pnbc_shm_pool_publish(shm_region_t *r, bool fallback)
+{
+    pool_dir_entry_t v = { .state = fallback ? DIR_FALLBACK : DIR_LIVE,
+                           .cid = r->cid, .tag = r->tag };
+    bool ok = false;
+
+    if (!fallback) {
+        v.seg = r->seg;
+        v.offset = r->offset;
+        v.size = r->size;
+    }
+    pthread_mutex_lock(&pnbc_shm_pool_lock);
+    if (NULL != own_pool) {
+        ok = dir_insert(own_pool, &v);
+        if (!ok) {
+            __atomic_store_n(&own_pool->hdr->markers, 1, __ATOMIC_RELEASE);
+        }
+    }
+    pthread_mutex_unlock(&pnbc_shm_pool_lock);
+    r->published = ok;
+    return ok;
+}
+
+void pnbc_shm_pool_release(shm_region_t *r)
+{
+    pthread_mutex_lock(&pnbc_shm_pool_lock);
+    pool_t *p = own_pool;
+    if (NULL != p && r->published) {
+        dir_remove(p, r->cid, r->tag);
+    }
+    if (NULL != p && r->reserved > 0) {
+        size_t rounded;
+        const unsigned c = size_class(r->reserved, &rounded);
+        pool_free_t *f = malloc(sizeof(*f));
+        if (NULL != f) {        /* else the block is lost to the pool */
+            f->seg = r->seg;
+            f->offset = r->offset;
+            f->next = p->free[c];
+            p->free[c] = f;
+        }
+        pool_comm_use_t *u = comm_use(p, r->cid, false);
+        if (NULL != u) {
+            u->bytes -= r->reserved;
+        }
+        p->bytes -= r->reserved;
+        r->reserved = 0;
+    }
+    pthread_mutex_unlock(&pnbc_shm_pool_lock);
+}
+
+/* ------------------------------------------------------------------ */
+/* Finalize                                                           */
+/* ------------------------------------------------------------------ */
+
+void pnbc_shm_pool_free(pool_t *p)
+{
+    for (uint32_t k = 0; k < POOL_MAX_SEGS; ++k) {
+        if (NULL != p->segs[k].base) {
+            munmap(p->segs[k].base, p->segs[k].size);
+        }
+    }
+    if (NULL != p->hdr) {
+        munmap(p->hdr, p->dir_bytes);
+    }
+    for (unsigned c = 0; c < POOL_NCLASSES; ++c) {
+        while (NULL != p->free[c]) {
+            pool_free_t *f = p->free[c];
+            p->free[c] = f->next;
+            free(f);
+        }
+    }
+    while (NULL != p->comms) {
+        pool_comm_use_t *u = p->comms;
+        p->comms = u->next;
+        free(u);
+    }
+    free(p);
+}
+
+void pnbc_shm_pool_finalize(void)
+{
+    pthread_mutex_lock(&pnbc_shm_pool_lock);
+    if (NULL != own_pool) {
+        pnbc_shm_pool_free(own_pool);
+        own_pool = NULL;
+    }
+    own_pool_tried = false;
+    pnbc_shm_peer_pools_finalize();
+    pthread_mutex_unlock(&pnbc_shm_pool_lock);
+}
+
+/* How full is this process's pool for communicator cid: 0 (less than an
+ * eighth of what it may take), 1 (less than half), 2 (more).  The
+ * receiver gives its slots fewer boxes as it fills (see slot_shape()). */
+int pnbc_shm_pool_pressure(uint32_t cid)
+{
+    int level = 0;
+    pthread_mutex_lock(&pnbc_shm_pool_lock);
+    pool_t *p = own_pool_get();
+    if (NULL != p) {
+        const pool_comm_use_t *u = comm_use(p, cid, false);
+        const double comm = (NULL == u) ? 0.0
+                          : (double) u->bytes / (double) mca_common_pnbc_params.shm_pool_comm_bytes;
+        const double all = (double) p->bytes / (double) pool_process_limit();
+        const double fill = (comm > all) ? comm : all;
+        level = (fill < 0.125) ? 0 : (fill < 0.5) ? 1 : 2;
+    }
+    pthread_mutex_unlock(&pnbc_shm_pool_lock);
+    return level;
+}

@@ -1,0 +1,137 @@
+/*
+ * Copyright (c) 2026 The pnbc developers.
+ * SPDX-License-Identifier: BSD-3-Clause
+ *
+ * The shared-memory pool's private declarations (the pool is described at
+ * the top of common_pnbc_shm_pool.c): the directory's layout, a pool as
+ * its owner or a sender sees it, and what the owner's file
+ * (common_pnbc_shm_pool.c) and the senders' (common_pnbc_shm_peer.c)
+ * share.
+ */
+
+#ifndef MCA_COMMON_PNBC_SHM_POOL_H
+#define MCA_COMMON_PNBC_SHM_POOL_H
+
+#include "common_pnbc_shm.h"
+
+#include <pthread.h>
+
+BEGIN_C_DECLS
+
+#define POOL_MAGIC      UINT64_C(0x316c6f6f70626e70)    /* "pnbpool1" */
+#define POOL_MAX_SEGS   1024
+#define POOL_NCLASSES   208
+
+enum { DIR_EMPTY = 0, DIR_LIVE = 1, DIR_FALLBACK = 2 };
+
+typedef struct pool_dir_header_t {
+    uint64_t magic;
+    uint64_t capacity;          /* entries, a power of two */
+    volatile uint64_t markers;  /* nonzero: some requests fell back by
+                                   marker file (the directory was full) */
+    char pad[SHM_LINE - 3 * sizeof(uint64_t)];
+} pool_dir_header_t;
+
+typedef struct pool_dir_entry_t {
+    volatile uint32_t seq;      /* odd while the owner rewrites the entry */
+    volatile uint32_t state;
+    volatile uint32_t cid;
+    volatile int32_t tag;
+    volatile uint64_t seg;
+    volatile uint64_t offset;
+    volatile uint64_t size;
+} pool_dir_entry_t;
+
+typedef struct pool_seg_t {
+    char *base;
+    size_t size;
+    size_t used;                /* bump pointer (owner) */
+} pool_seg_t;
+
+typedef struct pool_free_t {    /* a free block (owner, private memory) */
+    uint32_t seg;
+    uint64_t offset;
+    struct pool_free_t *next;
+} pool_free_t;
+
+typedef struct pool_comm_use_t {
+    uint32_t cid;
+    size_t bytes;
+    struct pool_comm_use_t *next;
+} pool_comm_use_t;
+
+/* A process's pool seen from here: our own (owner) or a peer's. */
+typedef struct pool_t {
+    uint32_t vpid;
+    bool none;                  /* the owner has no pool (empty pool.dir) */
+    pool_dir_header_t *hdr;     /* NULL until mapped */
+    pool_dir_entry_t *dir;
+    size_t dir_bytes;
+    uint64_t mask;
+    uint32_t nsegs;
+    pool_seg_t segs[POOL_MAX_SEGS];
+    /* owner only */
+    uint64_t nentries;
+    size_t bytes;               /* in live blocks */
+    pool_free_t *free[POOL_NCLASSES];
+    pool_comm_use_t *comms;
+} pool_t;
+
+
+/* The pools, their lock (taken after the engine's, never before). */
+extern pthread_mutex_t pnbc_shm_pool_lock;
+
+/* <dir>/pool.<name><k> (malloc'ed). */
+char *pnbc_shm_pool_path(const char *dir, const char *name, uint32_t k);
+/* Map an existing file, its size in *size; NULL: not there (yet).  An
+ * empty file maps to MAP_FAILED with *size 0. */
+void *pnbc_shm_pool_file_map(const char *path, size_t *size);
+/* Unmap and free a pool (finalize). */
+void pnbc_shm_pool_free(pool_t *p);
+/* Senders: forget the peers' pools (finalize). */
+void pnbc_shm_peer_pools_finalize(void);
+
+static inline uint64_t pool_key_hash(uint32_t cid, int32_t tag)
+{
+    uint64_t h = ((uint64_t) cid << 32) ^ (uint32_t) tag;
+    h ^= h >> 33;
+    h *= UINT64_C(0xff51afd7ed558ccd);
+    h ^= h >> 33;
+    return h;
+}
+
+/* The owner rewrites an entry: its sequence number is odd meanwhile. */
+static inline void pool_entry_write(pool_dir_entry_t *e, const pool_dir_entry_t *v)
+{
+    const uint32_t s = e->seq;
+    __atomic_store_n(&e->seq, s + 1, __ATOMIC_RELAXED);
+    __atomic_thread_fence(__ATOMIC_RELEASE);
+    e->cid = v->cid;
+    e->tag = v->tag;
+    e->seg = v->seg;
+    e->offset = v->offset;
+    e->size = v->size;
+    e->state = v->state;
+    __atomic_store_n(&e->seq, s + 2, __ATOMIC_RELEASE);
+}
+
+/* A reader's consistent copy of *e; false if the owner was rewriting it. */
+static inline bool pool_entry_read(const pool_dir_entry_t *e, pool_dir_entry_t *v)
+{
+    const uint32_t s = __atomic_load_n(&e->seq, __ATOMIC_ACQUIRE);
+    if (s & 1) {
+        return false;
+    }
+    v->state = e->state;
+    v->cid = e->cid;
+    v->tag = e->tag;
+    v->seg = e->seg;
+    v->offset = e->offset;
+    v->size = e->size;
+    __atomic_thread_fence(__ATOMIC_ACQUIRE);
+    return s == __atomic_load_n(&e->seq, __ATOMIC_RELAXED);
+}
+
+END_C_DECLS
+
+#endif /* MCA_COMMON_PNBC_SHM_POOL_H */
