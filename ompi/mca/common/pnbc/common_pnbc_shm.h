@@ -50,6 +50,11 @@ typedef struct shm_header_t {
     uint64_t magic;
     uint32_t nslots;
     uint32_t pad;
+    /* This incarnation of the block (never 0).  A freed block goes back
+     * to the pool and is reused: a sender still waiting for the answer to
+     * its offer (see pnbc_shm_send_offer_answered()) after the receiver
+     * completed and freed the request sees another number here. */
+    volatile uint64_t gen;
 } shm_header_t;
 
 typedef struct shm_entry_t {
@@ -137,6 +142,7 @@ typedef struct shm_action_t {
     bool offered;           /* sender: an offer is out */
     bool done;              /* this post has finished */
     int err;
+    uint64_t gen;           /* sender: the block's incarnation at attach */
     pnbc_channel_t ch;      /* test() has none: kept for the sender's
                                first map and the fallback */
     size_t bytes;           /* of this side's data */
@@ -185,7 +191,7 @@ static inline shm_shape_t slot_shape(const shm_action_t *t, int pressure)
 {
     const size_t bytes = t->bytes;
     if (bytes <= shm_box_max(&t->ch)) {
-        return (shm_shape_t) { bytes, (size_t) SHM_DEEP >> (2 * pressure) };
+        return (shm_shape_t) { bytes, (0 == pressure) ? SHM_DEEP : (1 == pressure) ? 2 : 1 };
     }
     const int stream = mca_common_pnbc_params.shm_stream_frag_bytes;
     return (shm_shape_t) { (stream < SHM_STREAM_FRAG_MIN) ? SHM_STREAM_FRAG_MIN : (size_t) stream,

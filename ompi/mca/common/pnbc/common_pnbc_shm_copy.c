@@ -55,12 +55,20 @@ bool pnbc_shm_send_offer(shm_action_t *t)
  * consumed)?  Either it read our buffer -- the message is delivered -- or
  * it refused (it cannot read other processes' memory: seccomp, ptrace
  * scope) and set `refused` first: then the message follows as fragments,
- * and so do all later ones, as the receiver refuses for good. */
+ * and so do all later ones, as the receiver refuses for good.  A receiver
+ * that answered may also have completed and freed the request before we
+ * looked, and its block may be someone else's by now: a new incarnation
+ * number says so (and that the offer was read). */
 bool pnbc_shm_send_offer_answered(shm_action_t *t)
 {
     t->seen = __atomic_load_n(&t->slot->consumed, __ATOMIC_ACQUIRE);
     if (t->seen < t->q) {
-        return false;
+        const shm_header_t *h = t->region->base;
+        if (__atomic_load_n(&h->gen, __ATOMIC_ACQUIRE) == t->gen) {
+            return false;
+        }
+        t->offered = false;
+        return true;            /* the receiver is done with it */
     }
     t->offered = false;
     if (t->slot->refused) {

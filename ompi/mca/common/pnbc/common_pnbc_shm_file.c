@@ -235,6 +235,8 @@ static void block_fill(pnbc_schedule_t *s, shm_region_t *r, size_t table_end, in
         offset += shm_slot_size(shape.frag, shape.depth);
         k++;
     }
+    static uint64_t generation;     /* inits may run in several threads */
+    h->gen = __atomic_add_fetch(&generation, 1, __ATOMIC_RELAXED);
     h->nslots = nslots;
     h->magic = SHM_MAGIC;
 }

@@ -91,15 +91,15 @@ void pnbc_shm_pool_free(pool_t *p);
 /* Senders: forget the peers' pools (finalize). */
 void pnbc_shm_peer_pools_finalize(void);
 
+/* Where (cid, tag) lives in the directory, modulo its size: a
+ * communicator's requests take consecutive tags, so they take consecutive
+ * entries -- pages of the directory are touched as requests accumulate,
+ * not all at once, and a lookup rarely probes further -- and communicators
+ * start far apart. */
 static inline uint64_t pool_key_hash(uint32_t cid, int32_t tag)
 {
-    uint64_t h = ((uint64_t) cid << 32) ^ (uint32_t) tag;
-    h ^= h >> 33;
-    h *= UINT64_C(0xff51afd7ed558ccd);
-    h ^= h >> 33;
-    return h;
+    return (uint64_t) cid * UINT64_C(0x9e3779b1) + (uint64_t) (uint32_t) -tag;
 }
-
 /* The owner rewrites an entry: its sequence number is odd meanwhile. */
 static inline void pool_entry_write(pool_dir_entry_t *e, const pool_dir_entry_t *v)
 {

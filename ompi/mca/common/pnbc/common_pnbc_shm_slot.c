@@ -30,6 +30,7 @@ static bool send_find_slot(const pnbc_action_t *a, shm_action_t *t)
             e->offset + shm_slot_size(e->frag, e->depth) <= r->size) {
             slot_attach(t, (char *) r->base + e->offset, e->frag, e->depth);
             t->capacity = e->capacity;
+            t->gen = h->gen;
             return true;
         }
     }

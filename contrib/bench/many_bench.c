@@ -1,0 +1,132 @@
+/*
+ * Copyright (c) 2026 The pnbc developers.
+ * SPDX-License-Identifier: BSD-3-Clause
+ *
+ * many_bench: the cost of many live persistent requests, as an
+ * application that keeps one per field sees it.  N allreduce requests of
+ * `bytes` each (MPI_SUM of MPI_INT on distinct buffers) are created, then
+ * started together (MPI_Startall) and completed together (MPI_Waitall):
+ * one first round, then `rounds` timed rounds; then freed.  Every round's
+ * results are checked (element i of request r on rank p holds
+ * p + r + i + round; the sum is computed locally).
+ *
+ * Usage: many_bench N BYTES [ROUNDS]      (ROUNDS default 19)
+ * Prints one line (rank 0), times the maximum over ranks:
+ *   N,bytes,np,init_s,first_s,rounds_s,free_s,maxrss_kb,ok
+ * maxrss_kb: the largest ru_maxrss of the ranks (after the free).
+ * Builds with Open MPI (<mpi-ext.h> MPIX_Allreduce_init) and with MPICH
+ * (-DMANY_BENCH_MPI4: MPI_Allreduce_init).
+ */
+#include <mpi.h>
+#ifndef MANY_BENCH_MPI4
+#include <mpi-ext.h>
+#define ALLREDUCE_INIT MPIX_Allreduce_init
+#else
+#define ALLREDUCE_INIT MPI_Allreduce_init
+#endif
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/resource.h>
+
+static int fill(int *send, int count, int rank, int r, int round)
+{
+    for (int i = 0; i < count; ++i) {
+        send[i] = rank + r + i + round;
+    }
+    return 0;
+}
+
+static int check(const int *recv, int count, int np, int r, int round)
+{
+    /* sum over p of (p + r + i + round) */
+    const long base = (long) np * (np - 1) / 2;
+    for (int i = 0; i < count; ++i) {
+        if (recv[i] != (int) (base + (long) np * (r + i + round))) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+static double max_over_ranks(double t)
+{
+    double m;
+    MPI_Allreduce(&t, &m, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    return m;
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    int rank, np;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &np);
+    if (argc < 3) {
+        if (0 == rank) {
+            fprintf(stderr, "usage: many_bench N BYTES [ROUNDS]\n");
+        }
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+    const int n = atoi(argv[1]);
+    const int count = (int) (atol(argv[2]) / (long) sizeof(int));
+    const int rounds = (argc > 3) ? atoi(argv[3]) : 19;
+    const size_t stride = (count > 0) ? (size_t) count : 1;
+    int *send = malloc((size_t) n * stride * sizeof(int));
+    int *recv = malloc((size_t) n * stride * sizeof(int));
+    MPI_Request *req = malloc((size_t) n * sizeof(MPI_Request));
+    int bad = (NULL == send || NULL == recv || NULL == req);
+
+    MPI_Barrier(MPI_COMM_WORLD);
+    double t0 = MPI_Wtime();
+    for (int r = 0; r < n && !bad; ++r) {
+        bad |= MPI_SUCCESS != ALLREDUCE_INIT(send + (size_t) r * stride, recv + (size_t) r * stride,
+                                             count, MPI_INT, MPI_SUM, MPI_COMM_WORLD, MPI_INFO_NULL,
+                                             &req[r]);
+    }
+    const double init = MPI_Wtime() - t0;
+    double first = 0.0, steady = 0.0;
+    for (int round = 0; round <= rounds && !bad; ++round) {
+        for (int r = 0; r < n; ++r) {
+            fill(send + (size_t) r * stride, count, rank, r, round);
+        }
+        MPI_Barrier(MPI_COMM_WORLD);
+        t0 = MPI_Wtime();
+        bad |= MPI_SUCCESS != MPI_Startall(n, req);
+        bad |= MPI_SUCCESS != MPI_Waitall(n, req, MPI_STATUSES_IGNORE);
+        const double t = MPI_Wtime() - t0;
+        if (0 == round) {
+            first = t;
+        } else {
+            steady += t;
+        }
+        for (int r = 0; r < n && !bad; ++r) {
+            bad |= check(recv + (size_t) r * stride, count, np, r, round);
+        }
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    t0 = MPI_Wtime();
+    for (int r = 0; r < n; ++r) {
+        if (MPI_REQUEST_NULL != req[r]) {
+            MPI_Request_free(&req[r]);
+        }
+    }
+    const double freet = MPI_Wtime() - t0;
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    long rss = ru.ru_maxrss, maxrss;
+    MPI_Reduce(&rss, &maxrss, 1, MPI_LONG, MPI_MAX, 0, MPI_COMM_WORLD);
+    int anybad;
+    MPI_Allreduce(&bad, &anybad, 1, MPI_INT, MPI_LOR, MPI_COMM_WORLD);
+    const double mi = max_over_ranks(init), mf = max_over_ranks(first);
+    const double ms = max_over_ranks(steady), mfr = max_over_ranks(freet);
+    if (0 == rank) {
+        printf("%d,%ld,%d,%.6f,%.6f,%.6f,%.6f,%ld,%s\n", n, (long) count * (long) sizeof(int), np,
+               mi, mf, ms, mfr, maxrss, anybad ? "BAD" : "ok");
+    }
+    free(send);
+    free(recv);
+    free(req);
+    MPI_Finalize();
+    return anybad ? 1 : 0;
+}

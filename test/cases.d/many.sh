@@ -1,0 +1,33 @@
+# shellcheck shell=bash
+#
+# Copyright (c) 2026 The pnbc developers.
+# SPDX-License-Identifier: BSD-3-Clause
+#
+# cases.d/many.sh: cost that does not grow with the number of live requests
+# (many_test.c), sourced by run-tests.sh:
+#   many-np2            10^4 live requests (allreduce, bcast, reduce,
+#                       allgather, alltoall of 4 B - 64 KiB, two
+#                       communicators) started by one MPI_Startall in
+#                       rank-dependent orders, 3 rounds, all checked
+#   many-np4            10^3 of them at np=4
+#   many-tinypool-np3   300 of them with a 64 KiB pool per communicator:
+#                       most receivers have no room and fall back to the
+#                       PML (the case checks that they said so at
+#                       coll_pnbc_verbose 1), results still right
+#   many-churn-np2      5000 init/start/wait/free cycles: flat resident set,
+#                       no file per request in the shm directory
+
+# shellcheck disable=SC2046
+run_case many-np2 "$MPIRUN" $(mpiargs 2) "$(bin many_test)" many 10000
+# shellcheck disable=SC2046
+run_case many-np4 "$MPIRUN" $(mpiargs 4) "$(bin many_test)" many 1000
+# shellcheck disable=SC2046
+run_case many-tinypool-np3 bash -c 'log=$(mktemp); "$@" > "$log" 2>&1; rc=$?; cat "$log"
+    n=$(grep -c "receives through pml (the shm pool is full)" "$log"); rm -f "$log"
+    [ $rc -eq 0 ] || exit $rc
+    echo "many-tinypool: $n receiver(s) fell back to the PML"
+    [ "$n" -gt 0 ] || { echo "FAIL many-tinypool: no receiver fell back"; exit 1; }' \
+    many-tinypool "$MPIRUN" $(mpiargs 3) --mca coll_pnbc_shm_pool_comm_bytes 65536 \
+    --mca coll_pnbc_verbose 1 "$(bin many_test)" many 300
+# shellcheck disable=SC2046
+run_case many-churn-np2 "$MPIRUN" $(mpiargs 2) "$(bin many_test)" churn 5000
