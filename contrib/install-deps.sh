@@ -15,6 +15,7 @@ packages=(
     valgrind
     libmpich-dev mpich
     gnuplot-nox
+    iproute2 util-linux
 )
 
 if ! command -v dpkg >/dev/null 2>&1 || ! command -v apt-get >/dev/null 2>&1; then

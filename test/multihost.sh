@@ -1,0 +1,536 @@
+#!/bin/bash
+#
+# Copyright (c) 2026 The pnbc developers.
+# SPDX-License-Identifier: BSD-3-Clause
+#
+# multihost.sh: pnbc across two "hosts" on one machine.
+#
+# Two network namespaces joined by a veth pair (one end in each, both named
+# pnbcmh0, 10.213.X.1/24 and 10.213.X.2/24, loopback up), each "host" with
+# its own UTS namespace and hostname (the namespace's name).  mpirun runs in
+# host A and starts the orted of host B through multihost-agent.sh (its
+# plm_rsh_agent), so Open MPI sees two nodes: 4 ranks, 2 per host (--host
+# A:2,B:2), btl self,vader,tcp and the TCP traffic (btl and oob) on the veth.
+# pnbc then has on-node peers (its shm transport) and off-node ones (the
+# PML, over TCP) in every collective.
+#
+# Usage: multihost.sh [GROUP...]          (default: all groups)
+#   locality     proves the setup: the ranks' processor names are the two
+#                hostnames (0,1 on A; 2,3 on B), MPI_COMM_TYPE_SHARED splits
+#                2 + 2, and an alltoall at 4 ranks (linear) committed with
+#                coll_pnbc_verbose 2 has, on every rank, one shm schedule line
+#                "1 sends, 1 receives" (its one on-node peer); the same probe
+#                with the 4 ranks on host A must show "3 sends, 3 receives"
+#                (the check can see the difference); and --map-by node (0, 2
+#                on A; 1, 3 on B): one shm peer each again
+#   conformance  conformance, conf_gather, conf_alltoall, conf_reduce_scatter,
+#                conf_neighbor, conf_inter (full runs)
+#   algorithms   conformance --quick with forced allreduce/bcast/reduce/
+#                barrier algorithms (4 runs: every algorithm of the four
+#                once, segsize 64, shm folds in 1001-byte fragments),
+#                conf_alltoall with pairwise, bruck + windowed_linear, and
+#                shm boxes of 1 KiB streamed (single copy off), conf_gather
+#                --quick with allgather neighbor_exchange / bruck and linear /
+#                binomial gather+scatter, conf_reduce_scatter --quick with
+#                linear scan/exscan
+#   layout       --map-by node (ranks alternate: 0,2 on A, 1,3 on B):
+#                conformance --quick, conf_alltoall, nbc_test 10; 3 ranks on
+#                A + 1 on B: conformance --quick, conf_neighbor --quick
+#   shm          shm_test 2000, shm_test 2000 fallback
+#   part         part_test, part_mixed (mixed init, then long 5000)
+#   chan         chan_test (data slack order mixed)
+#   nbc          nbc_test 10, nbc_misc
+#   example      contrib/examples/jacobi_persistent.c (built here with
+#                $MPICC): pnbc and libnbc across the hosts, each converged and
+#                agreeing with its blocking twin, the two solutions equal
+#   all          all of the above
+# Every run must exit 0 with no FAIL line, the agent must have started host
+# B's orted, no process may be left in the namespaces, and no /dev/shm/pnbc.*
+# directory of the two hostnames may be left after a run.
+#
+# Environment: MPIRUN (mpirun), MPICC (mpicc), TEST_BINDIR (this directory),
+#   PNBC_COLL (pnbc,basic,libnbc,tuned,self), MULTIHOST_TIMEOUT (seconds per
+#   mpirun, default 150), MULTIHOST_KEEP_LOGS=1 (keep the logs);
+#   LD_LIBRARY_PATH and OMPI_MCA_mca_base_component_path are passed on (as
+#   run-tests.sh sets them from PNBC_LIBRARY_PATH / PNBC_COMPONENT_PATH).
+# Exit status: 0 all passed; 1 a failure; 77 SKIP (not root, or namespaces
+# cannot be made: the reason is printed on a "SKIP multihost:" line).
+# Clean-up (also on failure, SIGINT, SIGTERM): the jobs it started and every
+# process left in its namespaces are killed, the veth and the namespaces
+# deleted, and /dev/shm/pnbc.* (and Open MPI's vader segments and session
+# directories) whose names contain its two hostnames removed.
+
+set -u
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+top=$(cd "$here/.." && pwd)
+MPIRUN=${MPIRUN:-mpirun}
+MPICC=${MPICC:-mpicc}
+TEST_BINDIR=${TEST_BINDIR:-$here}
+PNBC_COLL=${PNBC_COLL:-pnbc,basic,libnbc,tuned,self}
+MH_TIMEOUT=${MULTIHOST_TIMEOUT:-150}
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+
+all_groups="locality conformance algorithms layout shm part chan nbc example"
+groups=()
+for g in "${@:-all}"; do
+    case $g in
+        all) read -r -a groups <<<"$all_groups" ;;
+        locality | conformance | algorithms | layout | shm | part | chan | nbc | example) groups+=("$g") ;;
+        *) echo "usage: multihost.sh [all | $all_groups]..." >&2; exit 2 ;;
+    esac
+done
+
+skip() {
+    echo "SKIP multihost: $*"
+    exit 77
+}
+
+# ---- can this machine make two hosts? ----
+[ "$(id -u)" = 0 ] || skip "not root (network and UTS namespaces need CAP_SYS_ADMIN)"
+for c in ip nsenter unshare hostname timeout; do
+    command -v "$c" >/dev/null 2>&1 || skip "'$c' not found (packages iproute2, util-linux, hostname, coreutils)"
+done
+command -v "$MPIRUN" >/dev/null 2>&1 || skip "'$MPIRUN' not found"
+if ! err=$(unshare --uts /bin/sh -c 'hostname pnbc-mh-probe' 2>&1); then
+    skip "unshare --uts + hostname fails: ${err:-exit status $?}"
+fi
+
+# ---- names: the PID keeps parallel runs apart ----
+tag=$$
+nsA=pnbc-mh$tag-a
+nsB=pnbc-mh$tag-b
+hostA=$nsA
+hostB=$nsB
+ifname=pnbcmh0
+net=10.213.$((tag % 254 + 1))
+ipA=$net.1
+ipB=$net.2
+work=$(mktemp -d "${TMPDIR:-/tmp}/pnbc-multihost.XXXXXX") || exit 1
+agent_log=$work/agent.log
+made_ns=()
+job=""
+ran_cleanup=0
+
+# ---- clean-up ----
+ns_pids() {
+    local ns
+    for ns in "${made_ns[@]}"; do
+        ip netns pids "$ns" 2>/dev/null
+    done
+}
+
+kill_ns_procs() {
+    local sig=$1 p
+    for p in $(ns_pids); do
+        kill "-$sig" "$p" 2>/dev/null
+    done
+}
+
+cleanup() {
+    [ $ran_cleanup -eq 1 ] && return
+    ran_cleanup=1
+    if [ -n "$job" ]; then
+        kill -TERM "$job" 2>/dev/null        # timeout passes it on to mpirun
+        for _ in 1 2 3 4 5 6 7 8 9 10; do
+            kill -0 "$job" 2>/dev/null || break
+            sleep 0.5
+        done
+        kill -KILL "$job" 2>/dev/null
+        wait "$job" 2>/dev/null
+        job=""
+    fi
+    if [ -n "$(ns_pids)" ]; then
+        kill_ns_procs TERM
+        sleep 1
+        kill_ns_procs KILL
+        sleep 0.2
+    fi
+    local ns
+    for ns in "${made_ns[@]}"; do
+        ip -n "$ns" link del "$ifname" 2>/dev/null
+        ip netns del "$ns" 2>/dev/null
+    done
+    made_ns=()
+    local h
+    for h in "$hostA" "$hostB"; do
+        rm -rf /dev/shm/pnbc."$h".* /dev/shm/vader_segment."$h".* /tmp/ompi."$h".* \
+            "${TMPDIR:-/tmp}"/ompi."$h".* 2>/dev/null
+    done
+    if [ "${MULTIHOST_KEEP_LOGS:-0}" = 1 ]; then
+        echo "multihost: logs kept in $work"
+    else
+        rm -rf "$work"
+    fi
+}
+trap cleanup EXIT
+trap 'echo "multihost: interrupted"; cleanup; exit 130' INT
+trap 'echo "multihost: terminated"; cleanup; exit 143' TERM HUP
+
+# ---- the two hosts ----
+setup_hosts() {
+    local err ns
+    # a namespace of this name can only be left by a killed run whose PID
+    # was ours: no live run uses it
+    for ns in "$nsA" "$nsB"; do
+        [ -e "/run/netns/$ns" ] && ip netns del "$ns" 2>/dev/null
+    done
+    err=$(ip netns add "$nsA" 2>&1) || skip "ip netns add fails: $err"
+    made_ns+=("$nsA")
+    err=$(ip netns add "$nsB" 2>&1) || skip "ip netns add fails: $err"
+    made_ns+=("$nsB")
+    err=$(ip link add "$ifname" netns "$nsA" type veth peer name "$ifname" netns "$nsB" 2>&1) ||
+        skip "cannot create a veth pair: $err"
+    local ip
+    for ns in "$nsA:$ipA" "$nsB:$ipB"; do
+        ip=${ns#*:}
+        ns=${ns%%:*}
+        err=$( { ip -n "$ns" link set lo up && ip -n "$ns" addr add "$ip/24" dev "$ifname" &&
+                 ip -n "$ns" link set "$ifname" up; } 2>&1) || skip "cannot configure $ifname in $ns: $err"
+    done
+    echo "multihost: host A $hostA ($ipA, netns $nsA), host B $hostB ($ipB, netns $nsB), veth $ifname"
+}
+
+export PNBC_MH_HOSTS="$ipA=$nsA=$hostA $ipB=$nsB=$hostB"
+export PNBC_MH_AGENT_LOG=$agent_log
+
+# mpirun arguments: 2 + 2 ranks on A and B (or HOSTS), TCP on the veth only
+mpi_args() {
+    local hosts=${1:-$ipA:2,$ipB:2}
+    # shellcheck disable=SC2054
+    local a=(-np 4 --host "$hosts" --oversubscribe --mca mpi_yield_when_idle 1 --bind-to none
+        --mca plm_rsh_agent "bash $here/multihost-agent.sh" --mca plm_rsh_no_tree_spawn 1
+        --mca pml ob1 --mca btl self,vader,tcp
+        --mca btl_tcp_if_include "$ifname" --mca oob_tcp_if_include "$ifname"
+        --mca coll "$PNBC_COLL" -x LD_LIBRARY_PATH)
+    if [ -n "${OMPI_MCA_mca_base_component_path:-}" ]; then
+        a+=(-x OMPI_MCA_mca_base_component_path)
+    fi
+    printf '%s\n' "${a[@]}"
+}
+
+# in_host_a LOG CMD...: CMD in host A (its netns, a UTS namespace named
+# hostA), under the timeout, in the background so that a signal reaches the
+# trap at once; returns CMD's status
+in_host_a() {
+    local log=$1 rc
+    shift
+    export LD_LIBRARY_PATH=${LD_LIBRARY_PATH:-}
+    # shellcheck disable=SC2016
+    timeout -k 10 "$MH_TIMEOUT" nsenter --net="/run/netns/$nsA" unshare --uts \
+        /bin/sh -c 'hostname "$1" || exit 125; shift; exec "$@"' multihost "$hostA" "$@" \
+        >"$log" 2>&1 </dev/null &
+    job=$!
+    wait "$job"
+    rc=$?
+    job=""
+    return $rc
+}
+
+nfail=0
+nrun=0
+nskip=0
+# after a run: nothing left in the namespaces nor in /dev/shm
+check_leftovers() {
+    local what=$1 left
+    for _ in $(seq 1 20); do
+        [ -z "$(ns_pids)" ] && break
+        sleep 0.25
+    done
+    if [ -n "$(ns_pids)" ]; then
+        echo "FAIL multihost $what: processes left in the namespaces after mpirun: $(ns_pids | tr '\n' ' ')"
+        kill_ns_procs KILL
+        nfail=$((nfail + 1))
+    fi
+    left=$(ls -d /dev/shm/pnbc."$hostA".* /dev/shm/pnbc."$hostB".* 2>/dev/null)
+    if [ -n "$left" ]; then
+        echo "FAIL multihost $what: shm directories left after the run: $left"
+        rm -rf /dev/shm/pnbc."$hostA".* /dev/shm/pnbc."$hostB".*
+        nfail=$((nfail + 1))
+    fi
+}
+
+# run NAME [--hosts H] [--mca-extra ARGS...] -- PROGRAM ARGS...: a
+# test program across the hosts; PASS if it exits 0, prints no FAIL line,
+# and host B's orted was started by the agent
+run() {
+    local name=$1 hosts=""
+    shift
+    if [ "$1" = --hosts ]; then hosts=$2; shift 2; fi
+    local extra=()
+    while [ $# -gt 0 ] && [ "$1" != -- ]; do extra+=("$1"); shift; done
+    shift
+    local log=$work/$name.log t0 t1 rc why=""
+    local args
+    mapfile -t args < <(mpi_args "$hosts")
+    : >"$agent_log"
+    t0=$(date +%s.%N)
+    echo "+ $MPIRUN ${args[*]} ${extra[*]} $*" >"$log.cmd"
+    in_host_a "$log" "$MPIRUN" "${args[@]}" "${extra[@]}" "$@"
+    rc=$?
+    t1=$(date +%s.%N)
+    nrun=$((nrun + 1))
+    [ $rc -eq 0 ] || why="exit status $rc"
+    [ $rc -eq 124 ] && why="TIMEOUT after ${MH_TIMEOUT}s"
+    if [ -z "$why" ] && grep -qE '^(FAIL|WATCHDOG|CRASH)' "$log"; then why="FAIL lines"; fi
+    if [ -z "$why" ] && [[ -z $hosts || $hosts == *"$ipB"* ]] && ! grep -q "host=$ipB " "$agent_log"; then
+        why="the agent did not start host B's orted"
+    fi
+    LAST_LOG=$log
+    local dur
+    dur=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf("%.1f", b - a) }')
+    if [ -z "$why" ]; then
+        echo "ok   $name (${dur}s): $(tail -n 1 "$log" | cut -c1-110)"
+    else
+        echo "FAIL multihost $name (${dur}s): $why"
+        cat "$log.cmd"
+        grep -E '^(FAIL|WATCHDOG|CRASH)' "$log" | head -n 20 | sed 's/^/    | /'
+        echo "    | ---- last lines:"
+        grep -Ev '^(FAIL|WATCHDOG|CRASH)' "$log" | grep -v '^\s*$' | tail -n 15 | sed 's/^/    | /'
+        nfail=$((nfail + 1))
+    fi
+    check_leftovers "$name"
+    [ -z "$why" ]
+}
+
+bin() {
+    if [ -x "$TEST_BINDIR/$1" ]; then echo "$TEST_BINDIR/$1"; else echo "$TEST_BINDIR/$1-NOT-BUILT"; fi
+}
+
+# ---- locality: the probe ----
+write_probe() {
+    cat >"$work/mh_probe.c" <<'EOF'
+/* multihost probe: processor names, MPI_COMM_TYPE_SHARED, and a
+ * persistent alltoall between markers (its pnbc verbose lines are on
+ * stderr, like the markers, so they stay in order per rank). */
+#include <mpi.h>
+#include <mpi-ext.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+static void on_alarm(int sig) { (void) sig; static const char m[] = "WATCHDOG mh_probe\n";
+    (void) !write(1, m, sizeof m - 1); _exit(124); }
+int main(int argc, char **argv)
+{
+    int rank, size, len, nsize, errs = 0;
+    char name[MPI_MAX_PROCESSOR_NAME];
+    signal(SIGALRM, on_alarm);
+    alarm(60);
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    MPI_Get_processor_name(name, &len);
+    MPI_Comm node;
+    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+    MPI_Comm_size(node, &nsize);
+    MPI_Comm_free(&node);
+    printf("MH-HOST rank %d host %s node_size %d\n", rank, name, nsize);
+    fflush(stdout);
+    MPI_Barrier(MPI_COMM_WORLD);
+    int sb[64], rb[64];
+    MPI_Request req;
+    fprintf(stderr, "MH-A2A-BEGIN rank %d\n", rank);
+    fflush(stderr);
+    MPIX_Alltoall_init(sb, 2, MPI_INT, rb, 2, MPI_INT, MPI_COMM_WORLD, MPI_INFO_NULL, &req);
+    for (int it = 0; it < 3; ++it) {
+        for (int j = 0; j < size; ++j)
+            for (int k = 0; k < 2; ++k) { sb[2 * j + k] = it * 1000 + rank * 100 + j * 10 + k; rb[2 * j + k] = -1; }
+        MPI_Start(&req);
+        MPI_Wait(&req, MPI_STATUS_IGNORE);
+        for (int j = 0; j < size; ++j)
+            for (int k = 0; k < 2; ++k)
+                if (rb[2 * j + k] != it * 1000 + j * 100 + rank * 10 + k) {
+                    printf("FAIL mh_probe rank %d: alltoall start %d block %d[%d] = %d, expected %d\n", rank,
+                           it, j, k, rb[2 * j + k], it * 1000 + j * 100 + rank * 10 + k);
+                    errs++;
+                }
+    }
+    MPI_Request_free(&req);
+    fprintf(stderr, "MH-A2A-END rank %d\n", rank);
+    fflush(stderr);
+    MPI_Finalize();
+    return errs ? 1 : 0;
+}
+EOF
+    "$MPICC" -O1 -Wall -o "$work/mh_probe" "$work/mh_probe.c" >"$work/mh_probe.build" 2>&1
+}
+
+# check_probe LOG HOST0 HOST1 HOST2 HOST3 NODESIZE SENDS: the probe's output
+check_probe() {
+    local log=$1 bad=0 r line n
+    local want_host=("$2" "$3" "$4" "$5") want_size=$6 want_n=$7
+    for r in 0 1 2 3; do
+        line=$(grep -m1 "MH-HOST rank $r " "$log")
+        if [ "$line" != "MH-HOST rank $r host ${want_host[$r]} node_size $want_size" ] &&
+           [ "${line#*\]<stdout>:}" != "MH-HOST rank $r host ${want_host[$r]} node_size $want_size" ]; then
+            echo "FAIL multihost locality: rank $r: '$line', expected host ${want_host[$r]} node_size $want_size"
+            bad=1
+        fi
+        # this rank's stderr lines between its markers (--tag-output: [1,R]<stderr>:)
+        n=$(awk -v r="[1,$r]<stderr>:" 'index($0, r) == 1 { s = substr($0, length(r) + 1)
+                 if (s ~ /^MH-A2A-BEGIN/) on = 1; else if (s ~ /^MH-A2A-END/) on = 0
+                 else if (on && s ~ /coll:pnbc: shm cid/) print s }' "$log")
+        echo "  rank $r (${want_host[$r]}): ${n:-no shm schedule line}"
+        if [ "$(printf '%s\n' "$n" | grep -c 'shm cid')" != 1 ] ||
+           ! printf '%s\n' "$n" | grep -q ": $want_n sends, $want_n receives"; then
+            echo "FAIL multihost locality: rank $r: expected one shm schedule line with $want_n sends, $want_n receives"
+            bad=1
+        fi
+    done
+    return $bad
+}
+
+group_locality() {
+    case ",$PNBC_COLL," in
+        *,pnbc,*) ;;
+        *)
+            echo "SKIP multihost locality: PNBC_COLL=$PNBC_COLL does not select pnbc (its verbose lines are the proof)"
+            nskip=$((nskip + 1))
+            return
+            ;;
+    esac
+    if ! write_probe; then
+        echo "FAIL multihost locality: cannot build the probe with $MPICC:"
+        sed 's/^/    | /' "$work/mh_probe.build"
+        nfail=$((nfail + 1))
+        return
+    fi
+    local v=(--tag-output --mca coll_pnbc_verbose 2 --mca coll_pnbc_alltoall_algorithm linear)
+    echo "multihost locality: 2 + 2 ranks on $hostA and $hostB"
+    if run locality-2hosts "${v[@]}" -- "$work/mh_probe"; then
+        check_probe "$LAST_LOG" "$hostA" "$hostA" "$hostB" "$hostB" 2 1 || nfail=$((nfail + 1))
+    fi
+    echo "multihost locality: --map-by node (ranks 0, 2 on $hostA; 1, 3 on $hostB)"
+    if run locality-map-by-node --map-by node "${v[@]}" -- "$work/mh_probe"; then
+        check_probe "$LAST_LOG" "$hostA" "$hostB" "$hostA" "$hostB" 2 1 || nfail=$((nfail + 1))
+    fi
+    echo "multihost locality: control, 4 ranks on $hostA"
+    if run locality-1host --hosts "$ipA:4" "${v[@]}" -- "$work/mh_probe"; then
+        check_probe "$LAST_LOG" "$hostA" "$hostA" "$hostA" "$hostA" 4 3 || nfail=$((nfail + 1))
+    fi
+}
+
+group_conformance() {
+    run conformance -- "$(bin conformance)"
+    run conf_gather -- "$(bin conf_gather)"
+    run conf_alltoall -- "$(bin conf_alltoall)"
+    run conf_reduce_scatter -- "$(bin conf_reduce_scatter)"
+    run conf_neighbor -- "$(bin conf_neighbor)"
+    run conf_inter -- "$(bin conf_inter)"
+}
+
+# forced algorithms: every rank has on-node (shm) and off-node (pml)
+# peers in every one of them; several collectives' choices per run
+alg() {
+    local a=() kv
+    for kv in "$@"; do a+=(--mca "coll_pnbc_${kv%%=*}" "${kv#*=}"); done
+    printf '%s\n' "${a[@]}"
+}
+group_algorithms() {
+    local conf a
+    conf=$(bin conformance)
+    mapfile -t a < <(alg allreduce_algorithm=ring bcast_algorithm=knomial reduce_algorithm=pipeline segsize=64)
+    run alg-ring-knomial-pipeline-seg64 "${a[@]}" -- "$conf" --quick
+    mapfile -t a < <(alg allreduce_algorithm=rabenseifner bcast_algorithm=pipeline \
+        reduce_algorithm=reduce_scatter_gather barrier_algorithm=dissemination)
+    run alg-rabenseifner-pipeline-rsg "${a[@]}" -- "$conf" --quick
+    mapfile -t a < <(alg allreduce_algorithm=recursive_doubling bcast_algorithm=binary_pipeline \
+        reduce_algorithm=binomial shm_frag_bytes=1024 shm_stream_frag_bytes=1001)
+    run alg-rd-binpipe-binomial-shmfold "${a[@]}" -- "$conf" --quick
+    mapfile -t a < <(alg allreduce_algorithm=reduce_bcast bcast_algorithm=scatter_allgather \
+        reduce_algorithm=linear barrier_algorithm=recursive_doubling)
+    run alg-reducebcast-scatterallgather-linear "${a[@]}" -- "$conf" --quick
+    mapfile -t a < <(alg alltoall_algorithm=pairwise alltoallv_algorithm=pairwise alltoallw_algorithm=pairwise)
+    run alg-alltoall-pairwise "${a[@]}" -- "$(bin conf_alltoall)"
+    mapfile -t a < <(alg alltoall_algorithm=bruck alltoallv_algorithm=windowed_linear \
+        alltoallw_algorithm=windowed_linear)
+    run alg-alltoall-bruck-windowed "${a[@]}" -- "$(bin conf_alltoall)"
+    mapfile -t a < <(alg shm_frag_bytes=1024 shm_single_copy=0)
+    run alg-alltoall-shm-stream "${a[@]}" -- "$(bin conf_alltoall)"
+    mapfile -t a < <(alg allgather_algorithm=neighbor_exchange allgatherv_algorithm=linear \
+        gather_algorithm=linear scatter_algorithm=linear)
+    run alg-allgather-neighbor_exchange "${a[@]}" -- "$(bin conf_gather)" --quick
+    mapfile -t a < <(alg allgather_algorithm=bruck gather_algorithm=binomial scatter_algorithm=binomial)
+    run alg-allgather-bruck "${a[@]}" -- "$(bin conf_gather)" --quick
+    mapfile -t a < <(alg scan_algorithm=linear exscan_algorithm=linear)
+    run alg-scan-linear "${a[@]}" -- "$(bin conf_reduce_scatter)" --quick
+}
+
+# other layouts: ranks alternating between the hosts (--map-by node), and
+# 3 + 1 (a host with one rank: no on-node peer at all)
+group_layout() {
+    run map-by-node-conformance --map-by node -- "$(bin conformance)" --quick
+    run map-by-node-conf_alltoall --map-by node -- "$(bin conf_alltoall)"
+    run map-by-node-nbc_test --map-by node -- "$(bin nbc_test)" 10
+    run 3+1-conformance --hosts "$ipA:3,$ipB:1" -- "$(bin conformance)" --quick
+    run 3+1-conf_neighbor --hosts "$ipA:3,$ipB:1" -- "$(bin conf_neighbor)" --quick
+}
+
+# the shm transport's own test with off-node peers: 2000 start+wait
+# cycles, many requests in flight, no file left; odd ranks unable to
+# create their files (both sides of those pairs must fall back to pml)
+group_shm() {
+    run shm_test -- "$(bin shm_test)" 2000
+    run shm_test-fallback -- "$(bin shm_test)" 2000 fallback
+}
+
+group_part() {
+    run part_test -- "$(bin part_test)"
+    run part_mixed -- "$(bin part_mixed)"
+    run part_mixed-long -- "$(bin part_mixed)" long 5000
+}
+
+group_chan() {
+    run chan_test -- "$(bin chan_test)" data slack order mixed
+}
+
+group_nbc() {
+    run nbc_test -- "$(bin nbc_test)" 10
+    run nbc_misc -- "$(bin nbc_misc)"
+}
+
+# the example: pnbc and libnbc across the hosts, same solution
+group_example() {
+    local exe=$work/jacobi_persistent src=$top/contrib/examples/jacobi_persistent.c
+    if ! "$MPICC" -O2 -Wall -o "$exe" "$src" -lm >"$work/jacobi.build" 2>&1; then
+        echo "FAIL multihost example: cannot build $src with $MPICC:"
+        sed 's/^/    | /' "$work/jacobi.build"
+        nfail=$((nfail + 1))
+        return
+    fi
+    local res_p="" res_l=""
+    if run jacobi-pnbc -- "$exe" -n 32 -r 3 -l pnbc -q; then res_p=$(grep '^RESULT ' "$LAST_LOG" | tail -n 1); fi
+    if PNBC_COLL=basic,libnbc,tuned,self run jacobi-libnbc -- "$exe" -n 32 -r 3 -l libnbc -q; then
+        res_l=$(grep '^RESULT ' "$LAST_LOG" | tail -n 1)
+    fi
+    [ -n "$res_p" ] && [ -n "$res_l" ] || return
+    field() { printf '%s\n' "$1" | tr ' ' '\n' | sed -n "s/^$2=//p"; }
+    local f ok=1
+    for f in agree converged; do
+        for r in "$res_p" "$res_l"; do
+            [ "$(field "$r" "$f")" = yes ] || { echo "FAIL multihost example: $f=no in: $r"; ok=0; }
+        done
+    done
+    if [ "$(field "$res_p" iters)" != "$(field "$res_l" iters)" ] ||
+       ! awk -v x="$(field "$res_p" checksum)" -v y="$(field "$res_l" checksum)" \
+           'BEGIN { d = x - y; if (d < 0) d = -d; s = (x < 0 ? -x : x); exit !(d <= 1e-10 * s) }'; then
+        echo "FAIL multihost example: pnbc and libnbc solutions differ:"
+        echo "    | $res_p"
+        echo "    | $res_l"
+        ok=0
+    fi
+    [ $ok -eq 1 ] && echo "  pnbc and libnbc agree: iters=$(field "$res_p" iters) checksum=$(field "$res_p" checksum)"
+    [ $ok -eq 1 ] || nfail=$((nfail + 1))
+}
+
+setup_hosts
+t_start=$(date +%s)
+for g in "${groups[@]}"; do
+    "group_$g"
+done
+echo "multihost: groups ${groups[*]}: $nrun runs, $nfail failure(s), $(($(date +%s) - t_start))s"
+if [ $nfail -eq 0 ] && [ $nrun -eq 0 ] && [ $nskip -gt 0 ]; then
+    exit 77
+fi
+[ $nfail -eq 0 ] && echo "PASS multihost ${groups[*]}"
+[ $nfail -eq 0 ]
