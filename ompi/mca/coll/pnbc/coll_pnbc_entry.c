@@ -24,6 +24,84 @@ static bool is_in_place(const void *buf)
     return MPI_IN_PLACE == buf;
 }
 
+/* Whether the receive (recv_side) or the send buffer of coll is
+ * significant at this rank: the receive buffer of reduce/gather(v) and
+ * the send buffer of scatter(v) at the root only (on an
+ * intercommunicator: MPI_ROOT receives / sends, the other group the
+ * reverse, MPI_PROC_NULL nothing). */
+static bool buffer_significant(pnbc_coll_t coll, bool recv_side, int root,
+                               ompi_communicator_t *comm)
+{
+    bool to_root;   /* data flows towards the root */
+    switch (coll) {
+    case PNBC_REDUCE: case PNBC_GATHER: case PNBC_GATHERV:
+        to_root = true;
+        break;
+    case PNBC_SCATTER: case PNBC_SCATTERV:
+        to_root = false;
+        break;
+    default:
+        return true;
+    }
+    bool at_root;
+    if (OMPI_COMM_IS_INTER(comm)) {
+        if (MPI_PROC_NULL == root) {
+            return false;
+        }
+        at_root = (MPI_ROOT == root);
+    } else {
+        at_root = (root == ompi_comm_rank(comm));
+        if (at_root) {
+            return true;    /* the root sends to itself too */
+        }
+    }
+    /* the root's side: receive when data flows to it, else send */
+    return at_root ? (recv_side == to_root) : (recv_side != to_root);
+}
+
+/* Whether MPI_IN_PLACE may stand for that buffer: intracommunicators
+ * only; the receive buffer at the root of scatter(v), the send buffer at
+ * the root of reduce/gather(v) and everywhere in the unrooted collectives
+ * that have an in-place form. */
+static bool in_place_allowed(pnbc_coll_t coll, bool recv_side, int root,
+                             ompi_communicator_t *comm)
+{
+    if (OMPI_COMM_IS_INTER(comm)) {
+        return false;
+    }
+    const bool at_root = (root == ompi_comm_rank(comm));
+    switch (coll) {
+    case PNBC_SCATTER: case PNBC_SCATTERV:
+        return recv_side && at_root;
+    case PNBC_REDUCE: case PNBC_GATHER: case PNBC_GATHERV:
+        return !recv_side && at_root;
+    case PNBC_ALLREDUCE: case PNBC_SCAN: case PNBC_EXSCAN: case PNBC_REDUCE_SCATTER:
+    case PNBC_REDUCE_SCATTER_BLOCK: case PNBC_ALLGATHER: case PNBC_ALLGATHERV:
+    case PNBC_ALLTOALL: case PNBC_ALLTOALLV: case PNBC_ALLTOALLW:
+        return !recv_side;
+    default:
+        return false;
+    }
+}
+
+static bool bad_in_place(pnbc_coll_t coll, const void *buf, bool recv_side, int root,
+                         ompi_communicator_t *comm)
+{
+    return is_in_place(buf) && buffer_significant(coll, recv_side, root, comm) &&
+           !in_place_allowed(coll, recv_side, root, comm);
+}
+
+/* MPI_ERR_BUFFER for MPI_IN_PLACE where it is not allowed (Open MPI's
+ * wrappers catch most of these, not all: MPIX_Exscan_init, ...). */
+static int check_in_place(pnbc_coll_t coll, const void *sbuf, const void *rbuf, int root,
+                          ompi_communicator_t *comm)
+{
+    if (bad_in_place(coll, sbuf, false, root, comm) || bad_in_place(coll, rbuf, true, root, comm)) {
+        return MPI_ERR_BUFFER;
+    }
+    return MPI_SUCCESS;
+}
+
 /* sbuf, or NULL when it is MPI_IN_PLACE */
 static const void *send_buffer(const void *sbuf)
 {
@@ -50,6 +128,10 @@ static int reduction_init(pnbc_coll_t coll, const void *sbuf, void *rbuf, int co
                           ompi_communicator_t *comm, struct ompi_info_t *info,
                           ompi_request_t **request, mca_coll_base_module_t *module)
 {
+    int err = check_in_place(coll, sbuf, rbuf, root, comm);
+    if (MPI_SUCCESS != err) {
+        return err;
+    }
     bool in_place = is_in_place(sbuf);
     pnbc_coll_args_t a = { .coll = coll, .comm = comm, .sbuf = in_place ? rbuf : sbuf,
                            .rbuf = rbuf, .count = (size_t) count, .dtype = dtype,
@@ -95,6 +177,10 @@ PNBC_DECLARE_INIT(reduce_scatter_block, const void *sbuf, void *rbuf, int rcount
 PNBC_DECLARE_INIT(reduce_scatter, const void *sbuf, void *rbuf, const int *rcounts,
                   struct ompi_datatype_t *dtype, struct ompi_op_t *op)
 {
+    int err = check_in_place(PNBC_REDUCE_SCATTER, sbuf, rbuf, 0, comm);
+    if (MPI_SUCCESS != err) {
+        return err;
+    }
     bool in_place = is_in_place(sbuf);
     pnbc_coll_args_t a = { .coll = PNBC_REDUCE_SCATTER, .comm = comm,
                            .sbuf = in_place ? rbuf : sbuf, .rbuf = rbuf,
@@ -109,6 +195,10 @@ static int block_init(pnbc_coll_t coll, const void *sbuf, int scount, ompi_datat
                       ompi_communicator_t *comm, struct ompi_info_t *info,
                       ompi_request_t **request, mca_coll_base_module_t *module)
 {
+    int err = check_in_place(coll, sbuf, rbuf, root, comm);
+    if (MPI_SUCCESS != err) {
+        return err;
+    }
     pnbc_coll_args_t a = { .coll = coll, .comm = comm, .root = root,
                            .in_place = is_in_place(sbuf) || is_in_place(rbuf),
                            .sbuf = send_buffer(sbuf), .scount = (size_t) scount,
@@ -166,6 +256,10 @@ static int vector_init(pnbc_coll_args_t *a, ompi_communicator_t *comm,
                        struct ompi_info_t *info, ompi_request_t **request,
                        mca_coll_base_module_t *module)
 {
+    int err = check_in_place(a->coll, a->sbuf, a->rbuf, a->root, comm);
+    if (MPI_SUCCESS != err) {
+        return err;
+    }
     a->comm = comm;
     a->in_place = is_in_place(a->sbuf) || is_in_place(a->rbuf);
     a->sbuf = send_buffer(a->sbuf);

@@ -18,8 +18,10 @@
 #include "common_pnbc_request.h"
 
 #include "ompi/info/info.h"
+#include "ompi/mca/topo/base/base.h"
 #include "opal/util/output.h"
 
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -47,8 +49,57 @@ static void pnbc_module_destruct(mca_coll_pnbc_module_t *module)
 OBJ_CLASS_INSTANCE(mca_coll_pnbc_module_t, mca_coll_base_module_t,
                    pnbc_module_construct, pnbc_module_destruct);
 
+/* Refusals on an intercommunicator.  Open MPI 4.1.4's MPIX_Exscan_init,
+ * MPI_Iexscan, MPIX_Neighbor_allgather_init and MPI_Ineighbor_allgather
+ * call the slot without checking the kind of communicator; no component
+ * fills these slots on an intercommunicator, so the call jumps to NULL.
+ * pnbc fills them there with a refusal: MPI_ERR_COMM (exscan is defined
+ * on intracommunicators only), MPI_ERR_TOPOLOGY (an intercommunicator
+ * has no topology). */
+static int refuse_iexscan(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
+                          struct ompi_op_t *op, struct ompi_communicator_t *comm,
+                          ompi_request_t **request, mca_coll_base_module_t *module)
+{
+    (void) sbuf, (void) rbuf, (void) count, (void) dtype, (void) op, (void) comm;
+    (void) request, (void) module;
+    return MPI_ERR_COMM;
+}
+
+static int refuse_exscan_init(const void *sbuf, void *rbuf, int count,
+                              struct ompi_datatype_t *dtype, struct ompi_op_t *op,
+                              struct ompi_communicator_t *comm, struct ompi_info_t *info,
+                              ompi_request_t **request, mca_coll_base_module_t *module)
+{
+    (void) info;
+    return refuse_iexscan(sbuf, rbuf, count, dtype, op, comm, request, module);
+}
+
+static int refuse_ineighbor_allgather(const void *sbuf, int scount,
+                                      struct ompi_datatype_t *sdtype, void *rbuf, int rcount,
+                                      struct ompi_datatype_t *rdtype,
+                                      struct ompi_communicator_t *comm,
+                                      ompi_request_t **request, mca_coll_base_module_t *module)
+{
+    (void) sbuf, (void) scount, (void) sdtype, (void) rbuf, (void) rcount, (void) rdtype;
+    (void) comm, (void) request, (void) module;
+    return MPI_ERR_TOPOLOGY;
+}
+
+static int refuse_neighbor_allgather_init(const void *sbuf, int scount,
+                                          struct ompi_datatype_t *sdtype, void *rbuf,
+                                          int rcount, struct ompi_datatype_t *rdtype,
+                                          struct ompi_communicator_t *comm,
+                                          struct ompi_info_t *info, ompi_request_t **request,
+                                          mca_coll_base_module_t *module)
+{
+    (void) info;
+    return refuse_ineighbor_allgather(sbuf, scount, sdtype, rbuf, rcount, rdtype, comm,
+                                      request, module);
+}
+
 /* Claim a persistent and the nonblocking slot only when the collective
- * has an algorithm for this kind of communicator. */
+ * has an algorithm for this kind of communicator (and the refusals above
+ * on intercommunicators). */
 static void fill_slots(mca_coll_base_module_t *m, bool inter)
 {
 #define PNBC_FILL_SLOT(ID, name, groups, large) \
@@ -58,6 +109,12 @@ static void fill_slots(mca_coll_base_module_t *m, bool inter)
                           ? mca_coll_pnbc_i##name : NULL;
     PNBC_COLLECTIVES(PNBC_FILL_SLOT)
 #undef PNBC_FILL_SLOT
+    if (inter) {
+        m->coll_exscan_init = refuse_exscan_init;
+        m->coll_iexscan = refuse_iexscan;
+        m->coll_neighbor_allgather_init = refuse_neighbor_allgather_init;
+        m->coll_ineighbor_allgather = refuse_ineighbor_allgather;
+    }
 }
 
 mca_coll_base_module_t *mca_coll_pnbc_comm_query(struct ompi_communicator_t *comm,
@@ -125,6 +182,205 @@ int mca_coll_pnbc_build(pnbc_request_t *req, pnbc_coll_args_t *args,
     return rc;
 }
 
+/* ------------------------------------------------------------------ */
+/* Argument checks                                                    */
+/* ------------------------------------------------------------------ */
+
+/* Open MPI's wrappers (MPIX_<Coll>_init, MPI_I<coll>) check the
+ * communicator and most arguments before calling a slot, but not all of
+ * them (none checks the request pointer; MPIX_Scatter_init lets a bad
+ * root-side count or datatype through, ...).  Every argument significant
+ * at this rank is checked here, before anything is created: an MPI error
+ * class, MPI_SUCCESS when all are valid.  The entry points cast counts
+ * to size_t, so a negative count arrives above INT_MAX. */
+
+static int check_count(size_t count)
+{
+    return (count > (size_t) INT_MAX) ? MPI_ERR_COUNT : MPI_SUCCESS;
+}
+
+static int check_type(const ompi_datatype_t *dtype)
+{
+    if (NULL == dtype || &ompi_mpi_datatype_null.dt == dtype ||
+        !ompi_datatype_is_committed(dtype)) {
+        return MPI_ERR_TYPE;
+    }
+    return MPI_SUCCESS;
+}
+
+/* count elements of dtype: the count first, as the wrappers do */
+static int check_block(size_t count, const ompi_datatype_t *dtype)
+{
+    int err = check_count(count);
+    return (MPI_SUCCESS == err) ? check_type(dtype) : err;
+}
+
+static int check_counts(const int *counts, int n)
+{
+    if (n > 0 && NULL == counts) {
+        return MPI_ERR_ARG;
+    }
+    for (int i = 0; i < n; ++i) {
+        if (counts[i] < 0) {
+            return MPI_ERR_COUNT;
+        }
+    }
+    return MPI_SUCCESS;
+}
+
+/* counts[n] with one datatype, or with types[n] when types is given */
+static int check_vector(const int *counts, int n, const ompi_datatype_t *dtype,
+                        ompi_datatype_t *const *types, bool per_peer)
+{
+    int err = check_counts(counts, n);
+    if (MPI_SUCCESS != err || !per_peer) {
+        return (MPI_SUCCESS == err) ? check_type(dtype) : err;
+    }
+    if (n > 0 && NULL == types) {
+        return MPI_ERR_ARG;
+    }
+    for (int i = 0; i < n && MPI_SUCCESS == err; ++i) {
+        err = check_type(types[i]);
+    }
+    return err;
+}
+
+/* A predefined op must be defined on the (predefined) datatype; a user op
+ * cannot be checked. */
+static int check_op(ompi_op_t *op, ompi_datatype_t *dtype)
+{
+    if (NULL == op || &ompi_mpi_op_null.op == op) {
+        return MPI_ERR_OP;
+    }
+    if (ompi_op_is_intrinsic(op) && ompi_datatype_is_predefined(dtype)) {
+        char *msg = NULL;
+        bool ok = ompi_op_is_valid(op, dtype, &msg, "pnbc");
+        free(msg);
+        return ok ? MPI_SUCCESS : MPI_ERR_OP;
+    }
+    return MPI_SUCCESS;
+}
+
+/* Which side of a rooted collective this rank is on. */
+typedef enum { SIDE_ROOT, SIDE_LEAF, SIDE_NONE, SIDE_BAD } side_t;
+
+static side_t rooted_side(const pnbc_coll_args_t *a)
+{
+    if (a->inter) {
+        if (MPI_ROOT == a->root) {
+            return SIDE_ROOT;
+        }
+        if (MPI_PROC_NULL == a->root) {
+            return SIDE_NONE;
+        }
+        return (a->root >= 0 && a->root < a->remote_size) ? SIDE_LEAF : SIDE_BAD;
+    }
+    if (a->root < 0 || a->root >= a->size) {
+        return SIDE_BAD;
+    }
+    return (a->root == a->rank) ? SIDE_ROOT : SIDE_LEAF;
+}
+
+/* The first error among up to two checks. */
+#define PNBC_FIRST(e1, e2) ((MPI_SUCCESS != (e1)) ? (e1) : (e2))
+
+static int check_args(const pnbc_coll_args_t *a, ompi_request_t **request)
+{
+    if (NULL == request) {
+        return MPI_ERR_ARG;
+    }
+    const int n = a->inter ? a->remote_size : a->size;    /* per-peer entries */
+    int indeg = 0, outdeg = 0;
+    bool send_side = !a->in_place;  /* a send buffer of this rank's own */
+    side_t side = SIDE_LEAF;
+
+    switch (a->coll) {
+    case PNBC_BCAST: case PNBC_REDUCE: case PNBC_GATHER: case PNBC_GATHERV:
+    case PNBC_SCATTER: case PNBC_SCATTERV:
+        side = rooted_side(a);
+        if (SIDE_BAD == side) {
+            return MPI_ERR_ROOT;
+        }
+        break;
+    case PNBC_NEIGHBOR_ALLGATHER: case PNBC_NEIGHBOR_ALLGATHERV: case PNBC_NEIGHBOR_ALLTOALL:
+    case PNBC_NEIGHBOR_ALLTOALLV: case PNBC_NEIGHBOR_ALLTOALLW:
+        if (OMPI_SUCCESS != mca_topo_base_neighbor_count(a->comm, &indeg, &outdeg)) {
+            return MPI_ERR_TOPOLOGY;
+        }
+        break;
+    default:
+        break;
+    }
+    if (SIDE_NONE == side) {
+        return MPI_SUCCESS;     /* an intercommunicator rank not taking part */
+    }
+
+    switch (a->coll) {
+    case PNBC_BARRIER:
+        return MPI_SUCCESS;
+    case PNBC_BCAST:
+        return check_block(a->count, a->dtype);
+    case PNBC_REDUCE: case PNBC_ALLREDUCE: case PNBC_SCAN: case PNBC_EXSCAN:
+    case PNBC_REDUCE_SCATTER_BLOCK: {
+        int err = check_block(a->count, a->dtype);
+        return PNBC_FIRST(err, check_op(a->op, a->dtype));
+    }
+    case PNBC_REDUCE_SCATTER: {
+        int err = check_vector(a->rcounts, a->size, a->dtype, NULL, false);
+        return PNBC_FIRST(err, check_op(a->op, a->dtype));
+    }
+    case PNBC_GATHER: case PNBC_GATHERV: {
+        /* the root of an intracommunicator sends too, unless in place */
+        int err = (SIDE_LEAF == side || (!a->inter && send_side))
+                      ? check_block(a->scount, a->sdtype) : MPI_SUCCESS;
+        if (MPI_SUCCESS != err || SIDE_ROOT != side) {
+            return err;
+        }
+        return (PNBC_GATHER == a->coll) ? check_block(a->rcount, a->rdtype)
+                                        : check_vector(a->rcounts, n, a->rdtype, NULL, false);
+    }
+    case PNBC_SCATTER: case PNBC_SCATTERV: {
+        int err = MPI_SUCCESS;
+        if (SIDE_ROOT == side) {
+            err = (PNBC_SCATTER == a->coll) ? check_block(a->scount, a->sdtype)
+                                            : check_vector(a->scounts, n, a->sdtype, NULL, false);
+        }
+        if (MPI_SUCCESS == err && (SIDE_LEAF == side || (!a->inter && !a->in_place))) {
+            err = check_block(a->rcount, a->rdtype);
+        }
+        return err;
+    }
+    case PNBC_ALLGATHER: case PNBC_ALLTOALL: {
+        int err = send_side ? check_block(a->scount, a->sdtype) : MPI_SUCCESS;
+        return PNBC_FIRST(err, check_block(a->rcount, a->rdtype));
+    }
+    case PNBC_ALLGATHERV: {
+        int err = send_side ? check_block(a->scount, a->sdtype) : MPI_SUCCESS;
+        return PNBC_FIRST(err, check_vector(a->rcounts, n, a->rdtype, NULL, false));
+    }
+    case PNBC_ALLTOALLV: case PNBC_ALLTOALLW: {
+        bool w = (PNBC_ALLTOALLW == a->coll);
+        int err = send_side ? check_vector(a->scounts, n, a->sdtype, a->sdtypes, w) : MPI_SUCCESS;
+        return PNBC_FIRST(err, check_vector(a->rcounts, n, a->rdtype, a->rdtypes, w));
+    }
+    case PNBC_NEIGHBOR_ALLGATHER: case PNBC_NEIGHBOR_ALLTOALL: {
+        int err = check_block(a->scount, a->sdtype);
+        return PNBC_FIRST(err, check_block(a->rcount, a->rdtype));
+    }
+    case PNBC_NEIGHBOR_ALLGATHERV: {
+        int err = check_block(a->scount, a->sdtype);
+        return PNBC_FIRST(err, check_vector(a->rcounts, indeg, a->rdtype, NULL, false));
+    }
+    case PNBC_NEIGHBOR_ALLTOALLV: case PNBC_NEIGHBOR_ALLTOALLW: {
+        bool w = (PNBC_NEIGHBOR_ALLTOALLW == a->coll);
+        int err = check_vector(a->scounts, outdeg, a->sdtype, a->sdtypes, w);
+        return PNBC_FIRST(err, check_vector(a->rcounts, indeg, a->rdtype, a->rdtypes, w));
+    }
+    default:
+        return MPI_SUCCESS;
+    }
+}
+
 int mca_coll_pnbc_coll_init(pnbc_coll_args_t *args, struct ompi_info_t *info,
                             ompi_request_t **request, mca_coll_base_module_t *module)
 {
@@ -134,6 +390,10 @@ int mca_coll_pnbc_coll_init(pnbc_coll_args_t *args, struct ompi_info_t *info,
     args->size = ompi_comm_size(args->comm);
     args->inter = OMPI_COMM_IS_INTER(args->comm);
     args->remote_size = args->inter ? ompi_comm_remote_size(args->comm) : 0;
+    int err = check_args(args, request);
+    if (MPI_SUCCESS != err) {
+        return err;
+    }
     if (PNBC_NONBLOCKING == info) {
         args->segsize = request_segsize(NULL);
         return mca_coll_pnbc_nbc_call(args, request, pmod);

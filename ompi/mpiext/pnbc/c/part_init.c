@@ -51,6 +51,9 @@ int pnbc_part_engine_take(void)
             MPI_SUCCESS == MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, release_at_finalize,
                                                   &keyval, NULL) &&
             MPI_SUCCESS == MPI_Comm_set_attr(MPI_COMM_SELF, keyval, NULL)) {
+            /* the attribute keeps the key alive until MPI_Finalize deletes
+             * it (MPI-4.1 sec. 7.7.2); freed here, it is not leaked */
+            MPI_Comm_free_keyval(&keyval);
             taken = true;
         } else if (OMPI_SUCCESS == rc) {
             mca_common_pnbc_fini();

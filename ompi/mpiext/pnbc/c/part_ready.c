@@ -25,12 +25,21 @@ static pnbc_part_request_t *as_part(MPI_Request request, bool is_send)
     return (want == base->kind) ? (pnbc_part_request_t *) base : NULL;
 }
 
+/* The error handler of the request's communicator: a pnbc request's
+ * (a nonblocking collective does not retain comm: its executor's), else
+ * MPI_COMM_WORLD's. */
 static int request_error(MPI_Request request, int err, const char *name)
 {
+    ompi_communicator_t *comm = &ompi_mpi_comm_world.comm;
     if (pnbc_request_is_pnbc(request)) {
-        return OMPI_ERRHANDLER_INVOKE(((pnbc_request_t *) request)->comm, err, name);
+        const pnbc_request_t *base = (const pnbc_request_t *) request;
+        if (NULL != base->comm) {
+            comm = base->comm;
+        } else if (NULL != base->exec.comm) {
+            comm = base->exec.comm;
+        }
     }
-    return OMPI_ERRHANDLER_INVOKE(MPI_COMM_WORLD, err, name);
+    return OMPI_ERRHANDLER_INVOKE(comm, err, name);
 }
 
 /* Engine lock held: partition i of an active send request is ready. */
