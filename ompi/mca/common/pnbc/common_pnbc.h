@@ -70,7 +70,6 @@ typedef struct pnbc_engine_t {
                            state, and clients' matching state */
     int users;          /* clients holding the engine (init/fini) */
     bool progress_registered;
-    bool in_progress;   /* guards against re-entrant progress */
 } pnbc_engine_t;
 
 OMPI_DECLSPEC extern pnbc_engine_t mca_common_pnbc_engine;

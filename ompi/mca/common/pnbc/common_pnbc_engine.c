@@ -38,7 +38,6 @@ pnbc_engine_t mca_common_pnbc_engine = {
     .active_head = NULL,
     .users = 0,
     .progress_registered = false,
-    .in_progress = false,
 };
 
 static int engine_progress(void)
@@ -55,7 +54,6 @@ int mca_common_pnbc_init(void)
     if (0 == e->users++) {
         OBJ_CONSTRUCT(&e->lock, opal_mutex_t);
         e->active_head = NULL;
-        e->in_progress = false;
     }
     return OMPI_SUCCESS;
 }

@@ -72,18 +72,17 @@ void pnbc_request_rearm(pnbc_request_t *req)
 
 int pnbc_request_progress_all(void)
 {
+    /* A transport that re-entered opal_progress from inside the loop
+     * below: this thread holds the (non-recursive) engine lock already. */
+    static __thread bool in_progress = false;
     pnbc_engine_t *e = &mca_common_pnbc_engine;
     int completed = 0;
 
-    if (NULL == e->active_head) {
+    if (NULL == __atomic_load_n(&e->active_head, __ATOMIC_RELAXED) || in_progress) {
         return 0;   /* the common case: costs one load */
     }
+    in_progress = true;
     pnbc_engine_lock();
-    if (e->in_progress) {   /* a transport re-entered opal_progress */
-        pnbc_engine_unlock();
-        return 0;
-    }
-    e->in_progress = true;
     pnbc_request_t *req = e->active_head, *next;
     for (; NULL != req; req = next) {
         next = req->next;
@@ -93,8 +92,8 @@ int pnbc_request_progress_all(void)
             completed++;
         }
     }
-    e->in_progress = false;
     pnbc_engine_unlock();
+    in_progress = false;
     return completed;
 }
 
@@ -102,25 +101,13 @@ int pnbc_request_progress_all(void)
 /* ompi_request_t callbacks                                           */
 /* ------------------------------------------------------------------ */
 
-static int request_start_one(pnbc_request_t *req)
+/* Start an inactive request; caller holds the engine lock. */
+static void request_start_locked(pnbc_request_t *req)
 {
-    if (OPAL_UNLIKELY(OMPI_REQUEST_ACTIVE == req->super.req_state)) {
-        /* Starting an active request is erroneous (MPI-4.1 sec. 3.9),
-         * unless its kind takes several starts in flight. */
-        int err = MPI_ERR_REQUEST;
-        if (NULL != req->ops && NULL != req->ops->start_active) {
-            pnbc_engine_lock();
-            err = req->ops->start_active(req);
-            pnbc_engine_unlock();
-        }
-        return (MPI_SUCCESS == err) ? OMPI_SUCCESS
-                                    : OMPI_ERRHANDLER_INVOKE(req->exec.comm, err, "MPI_Start");
-    }
     req->super.req_state = OMPI_REQUEST_ACTIVE;
     req->super.req_complete = REQUEST_PENDING;
     req->super.req_status.MPI_ERROR = MPI_SUCCESS;
 
-    pnbc_engine_lock();
     bool done = (NULL != req->ops && NULL != req->ops->start) ? req->ops->start(req)
                                                               : pnbc_exec_start(&req->exec);
     if (done) {
@@ -128,19 +115,53 @@ static int request_start_one(pnbc_request_t *req)
     } else {
         active_push(req);
     }
+}
+
+/* Starting an active request is erroneous (MPI-4.1 sec. 3.9), unless its
+ * kind takes several starts in flight. */
+static int request_start_active(pnbc_request_t *req)
+{
+    int err = MPI_ERR_REQUEST;
+    if (NULL != req->ops && NULL != req->ops->start_active) {
+        pnbc_engine_lock();
+        err = req->ops->start_active(req);
+        pnbc_engine_unlock();
+    }
+    return (MPI_SUCCESS == err) ? OMPI_SUCCESS
+                                : OMPI_ERRHANDLER_INVOKE(req->exec.comm, err, "MPI_Start");
+}
+
+static int request_start_one(pnbc_request_t *req)
+{
+    if (OPAL_UNLIKELY(OMPI_REQUEST_ACTIVE == req->super.req_state)) {
+        return request_start_active(req);
+    }
+    pnbc_engine_lock();
+    request_start_locked(req);
     pnbc_engine_unlock();
     return OMPI_SUCCESS;
 }
 
 /* req_start: MPI_Startall hands over runs of requests sharing this
- * function -- pnbc requests of any kind -- so this receives arrays. */
+ * function -- pnbc requests of any kind -- so this receives arrays, and
+ * starts them in one pass under one acquisition of the engine lock.
+ * (Active requests -- only MPI_Start passes them -- go one by one: their
+ * error handler must run outside the lock.) */
 static int request_start(size_t count, ompi_request_t **requests)
 {
     int rc = OMPI_SUCCESS;
-    for (size_t i = 0; i < count; ++i) {
-        int one = request_start_one((pnbc_request_t *) requests[i]);
-        if (OMPI_SUCCESS == rc) {
-            rc = one;
+    size_t i = 0;
+    while (i < count) {
+        pnbc_engine_lock();
+        for (; i < count && OMPI_REQUEST_ACTIVE != requests[i]->req_state; ++i) {
+            request_start_locked((pnbc_request_t *) requests[i]);
+        }
+        pnbc_engine_unlock();
+        if (i < count) {
+            int one = request_start_active((pnbc_request_t *) requests[i++]);
+            if (OMPI_SUCCESS == rc) {
+                rc = one;
+            }
         }
     }
     return rc;
