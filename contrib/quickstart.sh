@@ -8,7 +8,9 @@
 # not root), and run the example application with pnbc and with stock
 # libnbc side by side.
 #
-# Environment: NP (ranks for the example, default 2), PNBC_CONFIGURE_ARGS.
+# Environment: NPS (a list of rank counts for the example, e.g. "2 4") or NP
+# (one count; default 2), PNBC_CONFIGURE_ARGS; N, REPS, PASSES: see
+# contrib/run-example.sh.
 
 set -euo pipefail
 
@@ -36,6 +38,10 @@ echo
 echo "== installed: $(ompi_info | grep 'MCA coll: pnbc' | sed 's/^ *//')"
 echo
 # Run the example against the component just built (an older installed
-# copy, or an install directory Open MPI does not search, cannot interfere).
+# copy, or an install directory Open MPI does not search, cannot interfere);
+# it ends with a table per rank count: the collectives' cost per iteration
+# (persistent with pnbc, persistent with libnbc, blocking) next to the whole
+# iteration's, and the pnbc/libnbc and pnbc/blocking ratios of that cost.
+# shellcheck disable=SC2086
 PNBC_COMPONENT_PATH="$top/ompi/mca/coll/pnbc/.libs" PNBC_REQUIRE=1 \
-    bash contrib/run-example.sh "${NP:-2}"
+    bash contrib/run-example.sh ${NPS:-${NP:-2}}

@@ -19,7 +19,7 @@
  * the halo exchange and the matrix-vector product run:
  *
  *     local dots; m = M^-1 w
- *     MPI_Startall([allreduce(dots), halo exchange of m (4 persistent p2p)])
+ *     MPI_Start(allreduce(dots)); MPI_Startall(halo exchange of m, 4 p2p)
  *     MPI_Waitall(halo); n = A m          <- overlaps the allreduce
  *     MPI_Wait(allreduce)
  *     root decides (converged? iteration budget?) -> control word
@@ -31,8 +31,20 @@
  * library) and restarted every iteration of every solve.
  *
  * The same solve is also run with blocking MPI_Allreduce / MPI_Bcast (same
- * arithmetic, same order), the two solutions are compared, and both are
- * timed (median over several solves, interleaved).
+ * arithmetic, same order; the halo exchange before the allreduce), the two
+ * solutions are compared, and both are timed (median over several solves,
+ * interleaved), in us per iteration:
+ *   us_per_iter_*  the whole iteration (slowest rank);
+ *   us_comm_*      time inside the calls of the allreduce and the bcast
+ *                  (persistent: MPI_Start + MPI_Wait, i.e. what is not hidden
+ *                  behind the matvec; blocking: MPI_Allreduce + MPI_Bcast),
+ *                  mean over the ranks;
+ *   us_halo_*      time inside the halo exchange's MPI_Startall + MPI_Waitall,
+ *                  mean over the ranks (a late neighbour is waited for here,
+ *                  in both modes, since the halo comes first in both).
+ * The RESULT line: label np n iters resid checksum agree bitwise converged
+ * us_per_iter_persistent us_per_iter_blocking reps us_comm_persistent
+ * us_comm_blocking us_halo_persistent us_halo_blocking (key=value, in order).
  *
  * Usage: jacobi_persistent [-n N] [-t TOL] [-r REPS] [-l LABEL] [-q]
  *   -n N      interior grid points per direction (default 32)
@@ -90,6 +102,11 @@ typedef struct {
     MPI_Request bcast;
     double dots_local[3], dots_global[3];
     int ctl[2];                  /* [0] action, [1] iteration number */
+    /* seconds this rank spent, during the last solve's iterations, inside
+     * the calls of the allreduce and the bcast (MPI_Start + MPI_Wait, or
+     * MPI_Allreduce + MPI_Bcast), and inside those of the halo exchange
+     * (MPI_Startall + MPI_Waitall): time in which it computes nothing */
+    double t_coll, t_halo;
 } solver_t;
 
 static double *vec_alloc(const problem_t *pb)
@@ -251,6 +268,7 @@ static int solve(const problem_t *pb, solver_t *sv, int mode, double tol, int ma
     double gamma_old = 0.0, alpha_old = 1.0;
     MPI_Status halo_st[4];
     int it = 0;
+    double t_coll = 0.0, t_halo = 0.0, ta, tb;
     for (;;) {
         /* local parts of (r,u), (w,u), (r,r); and m = M^-1 w */
         double ru = 0.0, wu = 0.0, rr = 0.0;
@@ -265,16 +283,33 @@ static int solve(const problem_t *pb, solver_t *sv, int mode, double tol, int ma
         }
         sv->dots_local[0] = ru; sv->dots_local[1] = wu; sv->dots_local[2] = rr;
 
+        /* Only the time inside the MPI calls is counted (ta..tb): what the
+         * allreduce costs beyond the matvec it overlaps is its MPI_Wait. */
         if (MODE_PERSISTENT == mode) {
             /* reduction and halo exchange in flight together */
-            MPI_Startall(5, sv->req);
-            MPI_Waitall(4, &sv->req[1], halo_st);
-            matvec(pb, m, nv);                       /* overlaps the allreduce */
-            MPI_Wait(&sv->req[0], MPI_STATUS_IGNORE);
-        } else {
-            MPI_Allreduce(sv->dots_local, sv->dots_global, 3, MPI_DOUBLE, MPI_SUM, pb->comm);
+            ta = MPI_Wtime();
+            MPI_Start(&sv->req[0]);
+            tb = MPI_Wtime();
+            t_coll += tb - ta;
             MPI_Startall(4, &sv->req[1]);
             MPI_Waitall(4, &sv->req[1], halo_st);
+            ta = MPI_Wtime();
+            t_halo += ta - tb;
+            matvec(pb, m, nv);                       /* overlaps the allreduce */
+            ta = MPI_Wtime();
+            MPI_Wait(&sv->req[0], MPI_STATUS_IGNORE);
+            tb = MPI_Wtime();
+            t_coll += tb - ta;
+        } else {
+            /* halo first, as above: a late neighbour is waited for in the
+             * halo exchange in both modes, not in the allreduce in only one */
+            ta = MPI_Wtime();
+            MPI_Startall(4, &sv->req[1]);
+            MPI_Waitall(4, &sv->req[1], halo_st);
+            tb = MPI_Wtime();
+            t_halo += tb - ta;
+            MPI_Allreduce(sv->dots_local, sv->dots_global, 3, MPI_DOUBLE, MPI_SUM, pb->comm);
+            t_coll += MPI_Wtime() - tb;
             matvec(pb, m, nv);
         }
         it++;
@@ -287,12 +322,14 @@ static int solve(const problem_t *pb, solver_t *sv, int mode, double tol, int ma
                        : (it >= maxit ? CTL_BUDGET : CTL_CONTINUE);
             sv->ctl[1] = it;
         }
+        ta = MPI_Wtime();
         if (MODE_PERSISTENT == mode) {
             MPI_Start(&sv->bcast);
             MPI_Wait(&sv->bcast, MPI_STATUS_IGNORE);
         } else {
             MPI_Bcast(sv->ctl, 2, MPI_INT, 0, pb->comm);
         }
+        t_coll += MPI_Wtime() - ta;
         if (sv->ctl[1] != it) {
             fprintf(stderr, "rank %d: control word for iteration %d, expected %d\n",
                     pb->rank, sv->ctl[1], it);
@@ -325,6 +362,8 @@ static int solve(const problem_t *pb, solver_t *sv, int mode, double tol, int ma
         gamma_old = gamma;
         alpha_old = alpha;
     }
+    sv->t_coll = t_coll;
+    sv->t_halo = t_halo;
     return sv->ctl[0] == CTL_CONVERGED ? it : -it;
 }
 
@@ -407,9 +446,13 @@ int main(int argc, char **argv)
     memcpy(x_block, sv.x, len * sizeof(double));
 
     /* Timed solves, interleaved; every persistent re-solve must reproduce the
-     * first one bit for bit (the requests are restarted, never re-created). */
-    double *t_pers = malloc(sizeof(double) * (size_t)reps);
-    double *t_block = malloc(sizeof(double) * (size_t)reps);
+     * first one bit for bit (the requests are restarted, never re-created).
+     * Per solve and mode, in us per iteration: tm[mode][0] the whole solve
+     * (slowest rank), tm[mode][1] the collectives' calls and tm[mode][2] the
+     * halo exchange's calls (both averaged over the ranks). */
+    double *tm[2][3];
+    for (int md = 0; md < 2; md++)
+        for (int f = 0; f < 3; f++) tm[md][f] = malloc(sizeof(double) * (size_t)reps);
     int repeat_ok = 1;
     for (int k = 0; k < reps; k++) {
         for (int pass = 0; pass < 2; pass++) {
@@ -418,12 +461,16 @@ int main(int argc, char **argv)
             double t0 = MPI_Wtime();
             int it = solve(&pb, &sv, mode, tol, maxit);
             double dt = MPI_Wtime() - t0;
+            double parts[2] = { sv.t_coll, sv.t_halo };
             MPI_Allreduce(MPI_IN_PLACE, &dt, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+            MPI_Allreduce(MPI_IN_PLACE, parts, 2, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
             int iters = it < 0 ? -it : it;
             const double *ref = (MODE_PERSISTENT == mode) ? x_pers : x_block;
             int ref_it = (MODE_PERSISTENT == mode) ? it_pers : it_block;
             if (it != ref_it || memcmp(sv.x, ref, len * sizeof(double)) != 0) repeat_ok = 0;
-            ((MODE_PERSISTENT == mode) ? t_pers : t_block)[k] = 1e6 * dt / iters;
+            tm[mode][0][k] = 1e6 * dt / iters;
+            tm[mode][1][k] = 1e6 * parts[0] / pb.size / iters;
+            tm[mode][2][k] = 1e6 * parts[1] / pb.size / iters;
         }
     }
     MPI_Allreduce(MPI_IN_PLACE, &repeat_ok, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
@@ -449,13 +496,16 @@ int main(int argc, char **argv)
      * MPI reductions may differ between implementations. */
     int agree = it_pers == it_block && red[0] <= 1e-10 * (red[1] > 0 ? red[1] : 1.0)
                 && repeat_ok;
-    double us_p = median(t_pers, reps), us_b = median(t_block, reps);
+    double us[2][3];
+    for (int md = 0; md < 2; md++)
+        for (int f = 0; f < 3; f++) us[md][f] = median(tm[md][f], reps);
+    const double us_p = us[MODE_PERSISTENT][0], us_b = us[MODE_BLOCKING][0];
 
     if (0 == pb.rank) {
         if (!quiet) {
             printf("jacobi_persistent: Jacobi-preconditioned pipelined CG, "
                    "-div(k grad u) = f on a %dx%d grid, np=%d, label=%s\n", n, n, pb.size, label);
-            printf("  persistent (allreduce+bcast *_init once, MPI_Startall/MPI_Start + MPI_Wait):\n"
+            printf("  persistent (allreduce+bcast *_init once, MPI_Start + MPI_Wait):\n"
                    "    iterations %d%s, true rel. residual %.3e, checksum %.12e\n",
                    it_pers < 0 ? -it_pers : it_pers, it_pers < 0 ? " (NOT converged)" : "",
                    res_p, sum_p);
@@ -466,17 +516,29 @@ int main(int argc, char **argv)
             printf("  agreement: %s (max |x_pers - x_block| = %.3e, %s; %d re-solves %s)\n",
                    agree ? "YES" : "NO", red[0], bitwise ? "bitwise identical" : "not bitwise identical",
                    reps, repeat_ok ? "reproduced bit for bit" : "DID NOT reproduce");
-            printf("  time per iteration (median of %d solves): persistent %.2f us, blocking %.2f us\n",
-                   reps, us_p, us_b);
+            printf("  us per iteration (median of %d solves)      persistent   blocking\n"
+                   "    total (slowest rank)                     %10.2f %10.2f\n"
+                   "    allreduce + bcast calls (mean of ranks)  %10.2f %10.2f\n"
+                   "    halo exchange calls (mean of ranks)      %10.2f %10.2f\n"
+                   "    the rest (compute; total - the above)    %10.2f %10.2f\n",
+                   reps, us_p, us_b, us[MODE_PERSISTENT][1], us[MODE_BLOCKING][1],
+                   us[MODE_PERSISTENT][2], us[MODE_BLOCKING][2],
+                   us_p - us[MODE_PERSISTENT][1] - us[MODE_PERSISTENT][2],
+                   us_b - us[MODE_BLOCKING][1] - us[MODE_BLOCKING][2]);
         }
         printf("RESULT label=%s np=%d n=%d iters=%d resid=%.3e checksum=%.12e agree=%s bitwise=%s "
-               "converged=%s us_per_iter_persistent=%.2f us_per_iter_blocking=%.2f\n",
+               "converged=%s us_per_iter_persistent=%.2f us_per_iter_blocking=%.2f "
+               "reps=%d us_comm_persistent=%.3f us_comm_blocking=%.3f "
+               "us_halo_persistent=%.3f us_halo_blocking=%.3f\n",
                label, pb.size, n, it_pers < 0 ? -it_pers : it_pers, res_p, sum_p,
-               agree ? "yes" : "no", bitwise ? "yes" : "no", converged ? "yes" : "no", us_p, us_b);
+               agree ? "yes" : "no", bitwise ? "yes" : "no", converged ? "yes" : "no", us_p, us_b,
+               reps, us[MODE_PERSISTENT][1], us[MODE_BLOCKING][1], us[MODE_PERSISTENT][2],
+               us[MODE_BLOCKING][2]);
         fflush(stdout);
     }
 
-    free(t_pers); free(t_block);
+    for (int md = 0; md < 2; md++)
+        for (int f = 0; f < 3; f++) free(tm[md][f]);
     free(x_pers); free(x_block);
     solver_free(&sv);
     problem_free(&pb);
