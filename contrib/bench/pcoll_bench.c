@@ -41,7 +41,8 @@
  * Usage: pcoll_bench -l LABEL [-m persistent|nonblocking|blocking] [-c COLLS] [-s SIZES]
  *                    [-b BATCHES] [-T BATCH_MS] [-w WARMUP_MS] [-i INIT_MAX]
  *                    [-o OVERLAP_BATCHES] [-p PROBES] [-H]
- *   -c  comma list of barrier,bcast,reduce,allreduce,allgather,alltoall or "all"
+ *   -c  comma list of barrier,bcast,reduce,allreduce,allgather,alltoall,gather,scatter
+ *       or "all"
  *   -s  comma list of sizes in bytes, K/M suffixes allowed (default 8,4K,64K,1M)
  *   -b  timed batches (default 9)       -T  target ms per batch (default 10)
  *   -w  warm-up ms (default 5)          -i  max init+free pairs per batch (default 20)
@@ -61,26 +62,17 @@
 #include <string.h>
 
 #if MPI_VERSION >= 4
-#define PX_Barrier_init MPI_Barrier_init
-#define PX_Bcast_init MPI_Bcast_init
-#define PX_Reduce_init MPI_Reduce_init
-#define PX_Allreduce_init MPI_Allreduce_init
-#define PX_Allgather_init MPI_Allgather_init
-#define PX_Alltoall_init MPI_Alltoall_init
+#define PX_INIT(P) MPI_##P##_init
 #elif defined(OMPI_HAVE_MPI_EXT_PCOLLREQ)
-#define PX_Barrier_init MPIX_Barrier_init
-#define PX_Bcast_init MPIX_Bcast_init
-#define PX_Reduce_init MPIX_Reduce_init
-#define PX_Allreduce_init MPIX_Allreduce_init
-#define PX_Allgather_init MPIX_Allgather_init
-#define PX_Alltoall_init MPIX_Alltoall_init
+#define PX_INIT(P) MPIX_##P##_init
 #else
 #error "this MPI library has no persistent collectives (MPI-4 or Open MPI's pcollreq extension)"
 #endif
 
-enum { C_BARRIER, C_BCAST, C_REDUCE, C_ALLREDUCE, C_ALLGATHER, C_ALLTOALL, C_COUNT };
+enum { C_BARRIER, C_BCAST, C_REDUCE, C_ALLREDUCE, C_ALLGATHER, C_ALLTOALL, C_GATHER, C_SCATTER,
+       C_COUNT };
 static const char *coll_names[C_COUNT] = {
-    "barrier", "bcast", "reduce", "allreduce", "allgather", "alltoall"
+    "barrier", "bcast", "reduce", "allreduce", "allgather", "alltoall", "gather", "scatter"
 };
 
 #define MAX_SIZES 64
@@ -205,11 +197,11 @@ static void fill(bench_t *b, int g)
         }
         break;
     }
-    case C_ALLGATHER:
+    case C_ALLGATHER: case C_GATHER:
         for (long i = 0; i < B; i++) b->sbuf[i] = pat(b->rank, 0, i, g);
         memset(b->rbuf, 0xA5, (size_t)B * b->np);
         break;
-    case C_ALLTOALL:
+    case C_ALLTOALL: case C_SCATTER:
         for (int d = 0; d < b->np; d++)
             for (long i = 0; i < B; i++) b->sbuf[(size_t)d * B + i] = pat(b->rank, d, i, g);
         memset(b->rbuf, 0xA5, (size_t)B * b->np);
@@ -231,8 +223,9 @@ static void setup_buffers(bench_t *b)
         if (b->count < 1) b->count = 1;
         sbytes = rbytes = (size_t)b->count * sizeof(double);
         break;
-    case C_ALLGATHER: b->count = (int)B; sbytes = (size_t)B; rbytes = (size_t)B * b->np; break;
-    case C_ALLTOALL: b->count = (int)B; sbytes = rbytes = (size_t)B * b->np; break;
+    case C_ALLGATHER: case C_GATHER:
+        b->count = (int)B; sbytes = (size_t)B; rbytes = (size_t)B * b->np; break;
+    case C_ALLTOALL: case C_SCATTER: b->count = (int)B; sbytes = rbytes = (size_t)B * b->np; break;
     }
     const size_t room = b->nonblocking ? 8 * (FIRST_CALLS + 1) : 1;  /* first calls */
     b->sbuf = calloc(sbytes + room, 1);
@@ -266,7 +259,8 @@ static void verify(bench_t *b, int g)
                 if (r[i] != base + (double)b->np * (double)(i % 13)) bad = i;
         }
         break;
-    case C_ALLGATHER:
+    case C_ALLGATHER: case C_GATHER:
+        if (C_GATHER == b->coll && 0 != b->rank) break;
         for (int s = 0; s < b->np && bad < 0; s++)
             for (long i = 0; i < B && bad < 0; i++)
                 if (b->rbuf[(size_t)s * B + i] != pat(s, 0, i, g)) bad = (long)s * B + i;
@@ -275,6 +269,9 @@ static void verify(bench_t *b, int g)
         for (int s = 0; s < b->np && bad < 0; s++)
             for (long i = 0; i < B && bad < 0; i++)
                 if (b->rbuf[(size_t)s * B + i] != pat(s, b->rank, i, g)) bad = (long)s * B + i;
+        break;
+    case C_SCATTER:     /* block `rank` of the root's pattern */
+        for (long i = 0; i < B && bad < 0; i++) if (b->rbuf[i] != pat(0, b->rank, i, g)) bad = i;
         break;
     default: break;
     }
@@ -293,7 +290,7 @@ static void coll_op(bench_t *b, MPI_Request *req, int init)
 {
     unsigned char *s = b->sbuf + b->shift, *r = b->rbuf + b->shift;
     int c = b->count, rc = MPI_ERR_OTHER;
-#define OP(P, I, ...) (init ? PX_##P##_init(__VA_ARGS__, MPI_INFO_NULL, req) : MPI_I##I(__VA_ARGS__, req))
+#define OP(P, I, ...) (init ? PX_INIT(P)(__VA_ARGS__, MPI_INFO_NULL, req) : MPI_I##I(__VA_ARGS__, req))
     switch (b->coll) {
     case C_BARRIER: rc = OP(Barrier, barrier, b->comm); break;
     case C_BCAST: rc = OP(Bcast, bcast, r, c, MPI_BYTE, 0, b->comm); break;
@@ -301,6 +298,8 @@ static void coll_op(bench_t *b, MPI_Request *req, int init)
     case C_ALLREDUCE: rc = OP(Allreduce, allreduce, s, r, c, MPI_DOUBLE, MPI_SUM, b->comm); break;
     case C_ALLGATHER: rc = OP(Allgather, allgather, s, c, MPI_BYTE, r, c, MPI_BYTE, b->comm); break;
     case C_ALLTOALL: rc = OP(Alltoall, alltoall, s, c, MPI_BYTE, r, c, MPI_BYTE, b->comm); break;
+    case C_GATHER: rc = OP(Gather, gather, s, c, MPI_BYTE, r, c, MPI_BYTE, 0, b->comm); break;
+    case C_SCATTER: rc = OP(Scatter, scatter, s, c, MPI_BYTE, r, c, MPI_BYTE, 0, b->comm); break;
     }
     if (MPI_SUCCESS != rc) die(init ? "persistent collective init failed" : "nonblocking call failed");
 }
@@ -322,6 +321,8 @@ static void blocking_op(bench_t *b)
     case C_ALLTOALL:
         MPI_Alltoall(b->sbuf, b->count, MPI_BYTE, b->rbuf, b->count, MPI_BYTE, b->comm);
         break;
+    case C_GATHER: MPI_Gather(b->sbuf, b->count, MPI_BYTE, b->rbuf, b->count, MPI_BYTE, 0, b->comm); break;
+    case C_SCATTER: MPI_Scatter(b->sbuf, b->count, MPI_BYTE, b->rbuf, b->count, MPI_BYTE, 0, b->comm); break;
     }
 }
 
