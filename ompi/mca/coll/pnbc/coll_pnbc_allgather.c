@@ -305,7 +305,9 @@ void pnbc_allgather_linear(pnbc_schedule_t *s, const pnbc_coll_args_t *a)
 /* Preference: recursive doubling where it applies (log2 p steps, no
  * temporary), else Bruck (ceil(log2 p) steps); ring and neighbour
  * exchange on request or by rule (they win for large blocks, where their
- * p-1 or p/2 steps cost nothing next to the data). */
+ * p-1 or p/2 steps cost nothing next to the data); linear (every block
+ * straight from its owner, one round) by rule for large blocks on a few
+ * ranks, where forwarding a block through others only adds copies. */
 const pnbc_algorithm_t pnbc_allgather_algorithms[] = {
     { "recursive_doubling", pnbc_allgather_recursive_doubling,
       allgather_recursive_doubling_usable },
@@ -313,6 +315,7 @@ const pnbc_algorithm_t pnbc_allgather_algorithms[] = {
     { "ring", pnbc_allgather_ring, NULL },
     { "neighbor_exchange", pnbc_allgather_neighbor_exchange,
       allgather_neighbor_exchange_usable },
+    { "linear", pnbc_allgather_linear, NULL },
     { NULL, NULL, NULL }
 };
 

@@ -252,7 +252,12 @@ static bool pool_alloc(pool_t *p, uint32_t cid, size_t size, uint32_t *seg, uint
             last->used += r;
             goto found;
         }
+        /* segments double from 256 KiB up to the step: a process with a
+         * few requests does not clear megabytes at its first init */
         size_t step = (size_t) mca_common_pnbc_params.shm_pool_step_bytes;
+        if (p->nsegs < 16 && ((size_t) 256 << (10 + p->nsegs)) < step) {
+            step = (size_t) 256 << (10 + p->nsegs);
+        }
         step = (step < r) ? r : step;
         size_t mapped = 0;
         for (uint32_t k = 0; k < p->nsegs; ++k) {
