@@ -33,9 +33,10 @@
 
 static const size_t sizes[NSIZES] = { 8, 64, 512, 4096, 16384, 65536, 262144, 1048576, 4194304 };
 
-typedef enum { T_BCAST, T_REDUCE, T_ALLREDUCE, T_ALLGATHER, T_ALLTOALL, T_NCOLLS } tcoll_t;
+typedef enum { T_BCAST, T_REDUCE, T_ALLREDUCE, T_ALLGATHER, T_ALLTOALL, T_GATHER, T_SCATTER,
+               T_NCOLLS } tcoll_t;
 static const char *coll_names[T_NCOLLS] = { "bcast", "reduce", "allreduce", "allgather",
-                                            "alltoall" };
+                                            "alltoall", "gather", "scatter" };
 
 /* Algorithm names of coll_pnbc_<coll>_algorithm, via MPI_T. */
 static int algorithm_names(const char *coll, char names[MAX_ALGS][64])
@@ -81,6 +82,12 @@ static int make_request(tcoll_t c, size_t bytes, void *sbuf, void *rbuf, MPI_Inf
     case T_ALLGATHER:
         return MPIX_Allgather_init(sbuf, n, MPI_DOUBLE, rbuf, n, MPI_DOUBLE, MPI_COMM_WORLD,
                                    info, req);
+    case T_GATHER:
+        return MPIX_Gather_init(sbuf, n, MPI_DOUBLE, rbuf, n, MPI_DOUBLE, 0, MPI_COMM_WORLD,
+                                info, req);
+    case T_SCATTER:
+        return MPIX_Scatter_init(sbuf, n, MPI_DOUBLE, rbuf, n, MPI_DOUBLE, 0, MPI_COMM_WORLD,
+                                 info, req);
     default:
         return MPIX_Alltoall_init(sbuf, n, MPI_DOUBLE, rbuf, n, MPI_DOUBLE, MPI_COMM_WORLD,
                                   info, req);
@@ -149,8 +156,9 @@ int main(int argc, char **argv)
         const int nalg = algorithm_names(coll_names[c], names);
         const char *prev = NULL;
         for (int s = 0; s < NSIZES && nalg > 0; ++s) {
-            /* alltoall/allgather sizes are per block: keep the totals sane */
-            if ((T_ALLTOALL == c || T_ALLGATHER == c) && sizes[s] > maxbytes / 4) {
+            /* allgather, alltoall, gather, scatter sizes are per block:
+             * keep the totals sane */
+            if (c >= T_ALLGATHER && sizes[s] > maxbytes / 4) {
                 break;
             }
             double best = 1e30, us, prev_us = 1e30;

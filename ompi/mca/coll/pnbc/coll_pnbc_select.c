@@ -101,9 +101,12 @@ typedef struct pnbc_rule_t {
 } pnbc_rule_t;
 
 /* Built-in rules, from measurements on a 2-core node (np > 2 there is
- * oversubscribed; contrib/tuner writes rules for other machines).  A rule
- * naming an algorithm that cannot serve the call (commutative op, even or
- * power-of-two p) falls through to the next. */
+ * oversubscribed; contrib/tuner writes rules for other machines; how
+ * they were measured: docs/selection.md).  A rule naming an algorithm
+ * that cannot serve the call (commutative op, even or power-of-two p)
+ * falls through to the next.  On one node, large blocks go straight from
+ * their owner to their destination (linear gather, scatter, allgather):
+ * forwarding them through intermediate ranks only adds copies. */
 static const pnbc_rule_t builtin_rules[] = {
     { PNBC_BCAST, 2, 0, "knomial" },
     { PNBC_BCAST, 0, 1048576, "knomial" },
@@ -112,13 +115,21 @@ static const pnbc_rule_t builtin_rules[] = {
     { PNBC_REDUCE, 0, 524288, "binomial" },
     { PNBC_REDUCE, 8, 0, "pipeline" },
     { PNBC_REDUCE, 0, 0, "reduce_scatter_gather" },
-    /* np=2: 256 KiB rd 36 vs rabenseifner 49 us, 1 MiB 170 vs 188, 2 MiB
-     * 494 vs 423 */
     { PNBC_ALLREDUCE, 2, 1048576, "recursive_doubling" },
     { PNBC_ALLREDUCE, 2, 0, "rabenseifner" },
     { PNBC_ALLREDUCE, 0, 256, "recursive_doubling" },
+    { PNBC_ALLREDUCE, 0, 65536, "reduce_bcast" },
+    { PNBC_ALLREDUCE, 0, 0, "rabenseifner" },
     { PNBC_ALLREDUCE, 0, 0, "reduce_bcast" },
-    { PNBC_ALLGATHER, 8, 0, "neighbor_exchange" },
+    { PNBC_GATHER, 8, 0, "linear" },
+    { PNBC_GATHER, 0, 1024, "binomial" },
+    { PNBC_GATHER, 0, 0, "linear" },
+    { PNBC_SCATTER, 8, 0, "linear" },
+    { PNBC_SCATTER, 0, 1024, "binomial" },
+    { PNBC_SCATTER, 0, 0, "linear" },
+    { PNBC_ALLGATHER, 2, 0, "neighbor_exchange" },
+    { PNBC_ALLGATHER, 8, 4096, "neighbor_exchange" },
+    { PNBC_ALLGATHER, 8, 0, "linear" },
     { PNBC_ALLGATHER, 0, 1024, "recursive_doubling" },
     { PNBC_ALLGATHER, 0, 1024, "bruck" },
     { PNBC_ALLGATHER, 0, 0, "neighbor_exchange" },

@@ -119,6 +119,7 @@ typedef struct shm_region_t {
     uint32_t seg;
     uint64_t offset;
     size_t reserved;
+    bool reused;            /* not fresh from a new segment: not zero */
     bool published;         /* in the directory */
     char *marker;           /* the fallback marker file made, if any */
     /* Sender: the receiver, and its actions sending to it, in schedule

@@ -215,6 +215,9 @@ static void block_fill(pnbc_schedule_t *s, shm_region_t *r, size_t table_end, in
     uint32_t k = 0;
 
     r->refs = 0;    /* one per action, below */
+    if (r->reused) {
+        memset(r->base, 0, table_end);
+    }
     for (uint32_t i = 0; i < s->nactions; ++i) {
         pnbc_action_t *a = &s->actions[i];
         if (!is_shm(a, PNBC_ACT_RECV)) {
@@ -228,7 +231,13 @@ static void block_fill(pnbc_schedule_t *s, shm_region_t *r, size_t table_end, in
         table[k].capacity = t->bytes;
         table[k].depth = shape.depth;
         table[k].frag = shape.frag;
-        slot_attach(t, (char *) r->base + offset, shape.frag, shape.depth);  /* zeroed */
+        slot_attach(t, (char *) r->base + offset, shape.frag, shape.depth);
+        if (r->reused) {    /* the counters and box headers start at zero */
+            memset(t->slot, 0, sizeof(*t->slot));
+            for (uint64_t q = 0; q < shape.depth; ++q) {
+                memset(box_of(t, q), 0, sizeof(shm_box_t));
+            }
+        }
         pnbc_shm_recv_take_fold(a, t);
         t->region = r;
         r->refs++;

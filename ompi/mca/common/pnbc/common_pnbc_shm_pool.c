@@ -289,11 +289,10 @@ static bool pool_alloc(pool_t *p, uint32_t cid, size_t size, uint32_t *seg, uint
     *seg = f->seg;
     *offset = f->offset;
     free(f);
-    /* a reused block's slots must start from zero */
-    memset(p->segs[*seg].base + *offset, 0, size);
+    *rounded |= 1;      /* reused: see pnbc_shm_pool_reserve() */
 found:
-    u->bytes += *rounded;
-    p->bytes += *rounded;
+    u->bytes += *rounded & ~(size_t) 1;
+    p->bytes += *rounded & ~(size_t) 1;
     return true;
 }
 
@@ -368,7 +367,11 @@ int pnbc_shm_pool_reserve(shm_region_t *r, size_t size)
             r->size = size;
             r->seg = seg;
             r->offset = offset;
-            r->reserved = rounded;
+            /* a block from a new segment is zero; a reused one holds its
+             * last user's counters (pnbc_shm_recv_block_build() clears
+             * what must start at zero, not the data) */
+            r->reused = rounded & 1;
+            r->reserved = rounded & ~(size_t) 1;
             rc = PNBC_SHM_POOL_BLOCK;
         } else {
             rc = PNBC_SHM_POOL_FULL;
