@@ -173,7 +173,14 @@ impl_cmd() {
             printf '%s\n' "$MPIRUN" -np "$NP" "${OMPI_NP_ARGS[@]}" --mca coll "$PNBC_IMPL_COLLS" \
                 "$BENCH_OMPI" -l "$impl" -m persistent "${common[@]}" ;;
         pnbc-base)
-            printf '%s\n' env "OMPI_MCA_mca_base_component_path=$PNBC_BASE_COMPONENT_PATH:$(pnbc_system_component_dir)" \
+            # the base tree's engine and libpnbc too, not this tree's
+            local base_top base_ld=${LD_LIBRARY_PATH:-}
+            base_top=$(cd "${PNBC_BASE_COMPONENT_PATH%%:*}/../../../../.." 2>/dev/null && pwd)
+            if [ -n "$base_top" ] && [ -d "$base_top/ompi/mca/common/pnbc/.libs" ]; then
+                base_ld="$base_top/ompi/mca/common/pnbc/.libs:$base_top/ompi/mpiext/pnbc/.libs${base_ld:+:$base_ld}"
+            fi
+            printf '%s\n' env "LD_LIBRARY_PATH=$base_ld" \
+                "OMPI_MCA_mca_base_component_path=$PNBC_BASE_COMPONENT_PATH:$(pnbc_system_component_dir)" \
                 "$MPIRUN" -np "$NP" "${OMPI_NP_ARGS[@]}" --mca coll "$PNBC_COLL_LIST" \
                 "$BENCH_OMPI" -l pnbc-base -m persistent "${common[@]}" ;;
         pnbc-nb)
