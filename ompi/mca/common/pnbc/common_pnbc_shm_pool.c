@@ -300,17 +300,38 @@ found:
 /* The directory                                                      */
 /* ------------------------------------------------------------------ */
 
+/* Robin Hood linear probing: an entry never lies further from its home
+ * slot than the entry before it allows, so an insert moves richer entries
+ * on, and a removal shifts back only the entries that are away from home
+ * -- it stops at the first one at home (or an empty slot), instead of
+ * scanning the whole cluster (a communicator's requests sit in one run of
+ * consecutive slots: see pool_key_hash()).  Readers racing with a move
+ * may miss an entry once; they look again at their next test. */
+static uint64_t dir_distance(const pool_t *p, const pool_dir_entry_t *e, uint64_t at)
+{
+    return (at - pool_key_hash(e->cid, e->tag)) & p->mask;
+}
+
 static bool dir_insert(pool_t *p, const pool_dir_entry_t *v)
 {
     if (8 * (p->nentries + 1) > 7 * (p->mask + 1)) {
         return false;
     }
-    for (uint64_t i = pool_key_hash(v->cid, v->tag);; ++i) {
-        pool_dir_entry_t *e = &p->dir[i & p->mask];
+    pool_dir_entry_t carry = *v;
+    uint64_t dist = 0;
+    for (uint64_t i = pool_key_hash(v->cid, v->tag) & p->mask;; i = (i + 1) & p->mask, ++dist) {
+        pool_dir_entry_t *e = &p->dir[i];
         if (DIR_EMPTY == e->state) {
-            pool_entry_write(e, v);
+            pool_entry_write(e, &carry);
             p->nentries++;
             return true;
+        }
+        const uint64_t theirs = dir_distance(p, e, i);
+        if (theirs < dist) {            /* take its place, carry it on */
+            pool_dir_entry_t evicted = *(pool_dir_entry_t *) e;
+            pool_entry_write(e, &carry);
+            carry = evicted;
+            dist = theirs;
         }
     }
 }
@@ -327,22 +348,15 @@ static void dir_remove(pool_t *p, uint32_t cid, int32_t tag)
             break;
         }
     }
-    /* shift back the entries of the cluster that would not be found
-     * across the hole */
     const pool_dir_entry_t empty = { 0 };
     for (uint64_t j = (i + 1) & p->mask;; j = (j + 1) & p->mask) {
         pool_dir_entry_t *e = &p->dir[j];
-        if (DIR_EMPTY == e->state) {
+        if (DIR_EMPTY == e->state || 0 == dir_distance(p, e, j)) {
             break;
         }
-        const uint64_t home = pool_key_hash(e->cid, e->tag) & p->mask;
-        /* may e move to i?  yes unless its home lies cyclically in (i, j] */
-        const bool stays = (i <= j) ? (home > i && home <= j) : (home > i || home <= j);
-        if (!stays) {
-            pool_dir_entry_t v = *(pool_dir_entry_t *) e;
-            pool_entry_write(&p->dir[i], &v);
-            i = j;
-        }
+        pool_dir_entry_t v = *(pool_dir_entry_t *) e;
+        pool_entry_write(&p->dir[i], &v);
+        i = j;
     }
     pool_entry_write(&p->dir[i], &empty);
     p->nentries--;
