@@ -280,6 +280,27 @@ static int number_pair_messages(pnbc_schedule_t *s)
     return OMPI_SUCCESS;
 }
 
+/* The builder grows its arrays by doubling; a request keeps its schedule
+ * for its whole life, and applications keep thousands: give the slack
+ * back before anything points into the arrays. */
+static void sched_shrink(pnbc_schedule_t *s)
+{
+    if (s->actions_cap > s->nactions && s->nactions > 0) {
+        pnbc_action_t *a = realloc(s->actions, s->nactions * sizeof(*a));
+        if (NULL != a) {
+            s->actions = a;
+            s->actions_cap = s->nactions;
+        }
+    }
+    if (s->rounds_cap > s->nrounds && s->nrounds > 0) {
+        pnbc_round_t *r = realloc(s->rounds, s->nrounds * sizeof(*r));
+        if (NULL != r) {
+            s->rounds = r;
+            s->rounds_cap = s->nrounds;
+        }
+    }
+}
+
 int pnbc_sched_commit(pnbc_schedule_t *s, const void *sbuf, void *rbuf,
                       ompi_communicator_t *comm, int tag)
 {
@@ -295,6 +316,7 @@ int pnbc_sched_commit(pnbc_schedule_t *s, const void *sbuf, void *rbuf,
         }
     }
     sched_drop_empty_rounds(s);
+    sched_shrink(s);
     if (OMPI_SUCCESS != number_pair_messages(s)) {
         return s->error = OMPI_ERR_OUT_OF_RESOURCE;
     }
