@@ -486,8 +486,8 @@ void pnbc_shm_pool_finalize(void)
     pthread_mutex_unlock(&pnbc_shm_pool_lock);
 }
 
-/* How full is this process's pool for communicator cid: 0 (less than an
- * eighth of what it may take), 1 (less than half), 2 (more).  The
+/* How full is this process's pool for communicator cid: 0 (less than a
+ * sixteenth of what it may take), 1 (less than a quarter), 2 (more).  The
  * receiver gives its slots fewer boxes as it fills (see slot_shape()). */
 int pnbc_shm_pool_pressure(uint32_t cid)
 {
@@ -500,7 +500,7 @@ int pnbc_shm_pool_pressure(uint32_t cid)
                           : (double) u->bytes / (double) mca_common_pnbc_params.shm_pool_comm_bytes;
         const double all = (double) p->bytes / (double) pool_process_limit();
         const double fill = (comm > all) ? comm : all;
-        level = (fill < 0.125) ? 0 : (fill < 0.5) ? 1 : 2;
+        level = (fill < 0.0625) ? 0 : (fill < 0.25) ? 1 : 2;
     }
     pthread_mutex_unlock(&pnbc_shm_pool_lock);
     return level;
