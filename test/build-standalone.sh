@@ -10,7 +10,7 @@ MPICC=${MPICC:-mpicc}
 CFLAGS=${CFLAGS:--O2 -g -Wall -Wextra}
 mkdir -p "$out"
 conf=$(cd "$here" && ls conf_*.c 2>/dev/null | sed 's/\.c$//')
-for p in smoke conformance lifecycle alloc_test leak_test valgrind_small shm_test $conf; do
+for p in smoke conformance lifecycle alloc_test leak_test valgrind_small shm_test many_test $conf; do
     # shellcheck disable=SC2086
     $MPICC $CFLAGS -o "$out/$p" "$here/$p.c" "$here/common.c" -ldl
 done
