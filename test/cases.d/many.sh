@@ -16,6 +16,9 @@
 #                       coll_pnbc_verbose 1), results still right
 #   many-churn-np2      5000 init/start/wait/free cycles: flat resident set,
 #                       no file per request in the shm directory
+#   many-fulldir-np2    300 of them with a 64-entry pool directory: the
+#                       requests past it fall back by marker file (folded
+#                       reductions unfolded), results still right
 
 # shellcheck disable=SC2046
 run_case many-np2 "$MPIRUN" $(mpiargs 2) "$(bin many_test)" many 10000
@@ -31,3 +34,11 @@ run_case many-tinypool-np3 bash -c 'log=$(mktemp); "$@" > "$log" 2>&1; rc=$?; ca
     --mca coll_pnbc_verbose 1 "$(bin many_test)" many 300
 # shellcheck disable=SC2046
 run_case many-churn-np2 "$MPIRUN" $(mpiargs 2) "$(bin many_test)" churn 5000
+# shellcheck disable=SC2046
+run_case many-fulldir-np2 bash -c 'log=$(mktemp); "$@" > "$log" 2>&1; rc=$?; cat "$log"
+    n=$(grep -c "receives through pml (the pool.s directory is full)" "$log"); rm -f "$log"
+    [ $rc -eq 0 ] || exit $rc
+    echo "many-fulldir: $n receiver(s) fell back by marker file"
+    [ "$n" -gt 0 ] || { echo "FAIL many-fulldir: no receiver fell back"; exit 1; }' \
+    many-fulldir "$MPIRUN" $(mpiargs 2) --mca coll_pnbc_shm_pool_entries 64 \
+    --mca coll_pnbc_verbose 1 "$(bin many_test)" many 300

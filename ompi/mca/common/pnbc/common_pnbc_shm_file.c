@@ -302,10 +302,18 @@ int pnbc_shm_recv_block_build(pnbc_schedule_t *s, const pnbc_channel_t *ch, uint
         if (pnbc_shm_pool_publish(r, false)) {
             return OMPI_SUCCESS;
         }
-        /* the directory is full: give the block back, fall back */
+        /* the directory is full: give the block back, fall back (a
+         * message that comes over pml is reduced by its REDUCE action,
+         * not folded from a box) */
         for (uint32_t i = 0; i < s->nactions; ++i) {
-            if (is_shm(&s->actions[i], PNBC_ACT_RECV)) {
-                ((shm_action_t *) s->actions[i].tstate.ptr)->region = NULL;
+            pnbc_action_t *a = &s->actions[i];
+            if (is_shm(a, PNBC_ACT_RECV)) {
+                shm_action_t *t = a->tstate.ptr;
+                t->region = NULL;
+                t->fold_op = NULL;
+                if (NULL != a->fold) {
+                    a->fold->folded = false;
+                }
             }
         }
         pnbc_shm_pool_release(r);
