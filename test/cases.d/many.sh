@@ -20,25 +20,26 @@
 #                       requests past it fall back by marker file (folded
 #                       reductions unfolded), results still right
 
+# many_fallback CASE NP REASON MCA_NAME MCA_VALUE: 300 live requests with
+# coll_pnbc_verbose 1 and the given pool limit; passes when the run passes
+# and at least one receiver said "receives through pml (REASON)".
+many_fallback() {
+    local name=$1 np=$2 reason=$3 var=$4 value=$5
+    # shellcheck disable=SC2046
+    run_case "$name" bash -c 'reason=$1; shift; log=$(mktemp); "$@" > "$log" 2>&1; rc=$?
+        cat "$log"; n=$(grep -cF "receives through pml ($reason)" "$log"); rm -f "$log"
+        [ $rc -eq 0 ] || exit $rc
+        echo "$n receiver(s) fell back: $reason"
+        [ "$n" -gt 0 ] || { echo "FAIL: no receiver fell back ($reason)"; exit 1; }' \
+        many-fallback "$reason" "$MPIRUN" $(mpiargs "$np") --mca "$var" "$value" \
+        --mca coll_pnbc_verbose 1 "$(bin many_test)" many 300
+}
+
 # shellcheck disable=SC2046
 run_case many-np2 "$MPIRUN" $(mpiargs 2) "$(bin many_test)" many 10000
 # shellcheck disable=SC2046
 run_case many-np4 "$MPIRUN" $(mpiargs 4) "$(bin many_test)" many 1000
-# shellcheck disable=SC2046
-run_case many-tinypool-np3 bash -c 'log=$(mktemp); "$@" > "$log" 2>&1; rc=$?; cat "$log"
-    n=$(grep -c "receives through pml (the shm pool is full)" "$log"); rm -f "$log"
-    [ $rc -eq 0 ] || exit $rc
-    echo "many-tinypool: $n receiver(s) fell back to the PML"
-    [ "$n" -gt 0 ] || { echo "FAIL many-tinypool: no receiver fell back"; exit 1; }' \
-    many-tinypool "$MPIRUN" $(mpiargs 3) --mca coll_pnbc_shm_pool_comm_bytes 65536 \
-    --mca coll_pnbc_verbose 1 "$(bin many_test)" many 300
+many_fallback many-tinypool-np3 3 "the shm pool is full" coll_pnbc_shm_pool_comm_bytes 65536
 # shellcheck disable=SC2046
 run_case many-churn-np2 "$MPIRUN" $(mpiargs 2) "$(bin many_test)" churn 5000
-# shellcheck disable=SC2046
-run_case many-fulldir-np2 bash -c 'log=$(mktemp); "$@" > "$log" 2>&1; rc=$?; cat "$log"
-    n=$(grep -c "receives through pml (the pool.s directory is full)" "$log"); rm -f "$log"
-    [ $rc -eq 0 ] || exit $rc
-    echo "many-fulldir: $n receiver(s) fell back by marker file"
-    [ "$n" -gt 0 ] || { echo "FAIL many-fulldir: no receiver fell back"; exit 1; }' \
-    many-fulldir "$MPIRUN" $(mpiargs 2) --mca coll_pnbc_shm_pool_entries 64 \
-    --mca coll_pnbc_verbose 1 "$(bin many_test)" many 300
+many_fallback many-fulldir-np2 2 "the pool's directory is full" coll_pnbc_shm_pool_entries 64
