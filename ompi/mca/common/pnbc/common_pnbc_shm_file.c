@@ -256,8 +256,17 @@ static int recv_fall_back(pnbc_schedule_t *s, shm_region_t *r, const pnbc_channe
                           const char *why)
 {
     for (uint32_t i = 0; i < s->nactions; ++i) {
-        if (is_shm(&s->actions[i], PNBC_ACT_RECV)) {
-            ((shm_action_t *) s->actions[i].tstate.ptr)->fallback = true;
+        pnbc_action_t *a = &s->actions[i];
+        if (is_shm(a, PNBC_ACT_RECV)) {
+            shm_action_t *t = a->tstate.ptr;
+            t->fallback = true;
+            /* a message that comes over pml is reduced by its REDUCE
+             * action, not folded from a box (a block built and then not
+             * published had set the fold up) */
+            t->fold_op = NULL;
+            if (NULL != a->fold) {
+                a->fold->folded = false;
+            }
         }
     }
     if (NULL != r && !pnbc_shm_pool_publish(r, true)) {
@@ -302,18 +311,10 @@ int pnbc_shm_recv_block_build(pnbc_schedule_t *s, const pnbc_channel_t *ch, uint
         if (pnbc_shm_pool_publish(r, false)) {
             return OMPI_SUCCESS;
         }
-        /* the directory is full: give the block back, fall back (a
-         * message that comes over pml is reduced by its REDUCE action,
-         * not folded from a box) */
+        /* the directory is full: give the block back, fall back */
         for (uint32_t i = 0; i < s->nactions; ++i) {
-            pnbc_action_t *a = &s->actions[i];
-            if (is_shm(a, PNBC_ACT_RECV)) {
-                shm_action_t *t = a->tstate.ptr;
-                t->region = NULL;
-                t->fold_op = NULL;
-                if (NULL != a->fold) {
-                    a->fold->folded = false;
-                }
+            if (is_shm(&s->actions[i], PNBC_ACT_RECV)) {
+                ((shm_action_t *) s->actions[i].tstate.ptr)->region = NULL;
             }
         }
         pnbc_shm_pool_release(r);

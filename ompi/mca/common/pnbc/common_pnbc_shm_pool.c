@@ -35,9 +35,9 @@
  * Failures.  If the directory itself cannot be created (e.g. no space
  * left in /dev/shm), an EMPTY pool.dir says "no pool here" and every
  * sender to this process falls back; if the directory is full, the
- * request's fallback marker file (see pnbc_shm_recv_fall_back()) says it
- * for that request, and the directory's header tells senders to look
- * for markers.
+ * request's fallback marker file (recv_fall_back() in
+ * common_pnbc_shm_file.c) says it for that request, and the directory's
+ * header tells senders to look for markers.
  */
 
 #include "common_pnbc_shm_pool.h"
