@@ -22,6 +22,11 @@
 #   nbc-nolibnbc-np3, nbc-misc-nolibnbc-np3
 #                          with --mca coll pnbc,basic,tuned,self: pnbc serves
 #                          every nonblocking slot (also communicator creation)
+#   nbc-shm-np2..4, nbc-misc-shm-np3, nbc-shm-cache1-np3, nbc-alloc-shm-np2
+#                          with coll_pnbc_nbc_shm_min_bytes 0: every on-node
+#                          message through shm, paired afresh at each call
+#                          (with a cache of 1, mostly through the directory,
+#                          as instances are rebuilt)
 #   nbc-alloc-np2          nbc_alloc with the alloc_counter preload library:
 #                          no heap call from "pnbc" objects per call + wait
 #                          after the first call
@@ -43,6 +48,16 @@ run_case nbc-cache1-np3 "$MPIRUN" $(mpiargs 3) --mca coll_pnbc_cache_entries 1 "
 run_case nbc-cache0-np3 "$MPIRUN" $(mpiargs 3) --mca coll_pnbc_cache_entries 0 "$(bin nbc_test)" 20
 # shellcheck disable=SC2046
 run_case nbc-misc-cache1-np2 "$MPIRUN" $(mpiargs 2) --mca coll_pnbc_cache_entries 1 "$(bin nbc_misc)"
+for nbc_np in 2 3 4; do
+    # shellcheck disable=SC2046
+    run_case "nbc-shm-np$nbc_np" "$MPIRUN" $(mpiargs $nbc_np) --mca coll_pnbc_nbc_shm_min_bytes 0 \
+        "$(bin nbc_test)"
+done
+# shellcheck disable=SC2046
+run_case nbc-misc-shm-np3 "$MPIRUN" $(mpiargs 3) --mca coll_pnbc_nbc_shm_min_bytes 0 "$(bin nbc_misc)"
+# shellcheck disable=SC2046
+run_case nbc-shm-cache1-np3 "$MPIRUN" $(mpiargs 3) --mca coll_pnbc_nbc_shm_min_bytes 0 \
+    --mca coll_pnbc_cache_entries 1 "$(bin nbc_test)" 20
 # shellcheck disable=SC2046
 run_case nbc-nolibnbc-np3 "$MPIRUN" $(PNBC_COLL=pnbc,basic,tuned,self mpiargs 3) "$(bin nbc_test)" 20
 # shellcheck disable=SC2046
@@ -54,6 +69,10 @@ for nbc_f in "$TEST_BINDIR/alloc_counter.so" "$TEST_BINDIR/.libs/alloc_counter.s
 done
 # shellcheck disable=SC2046
 run_case nbc-alloc-np2 "$MPIRUN" $(mpiargs 2) -x LD_PRELOAD="${nbc_alloc_so:-$TEST_BINDIR/alloc_counter.so-NOT-BUILT}" \
+    -x ALLOC_COUNTER_MATCH="${ALLOC_COUNTER_MATCH:-pnbc}" "$(bin nbc_alloc)"
+# shellcheck disable=SC2046
+run_case nbc-alloc-shm-np2 "$MPIRUN" $(mpiargs 2) --mca coll_pnbc_nbc_shm_min_bytes 0 \
+    -x LD_PRELOAD="${nbc_alloc_so:-$TEST_BINDIR/alloc_counter.so-NOT-BUILT}" \
     -x ALLOC_COUNTER_MATCH="${ALLOC_COUNTER_MATCH:-pnbc}" "$(bin nbc_alloc)"
 
 # valgrind: the program's own status, then every error block of the logs

@@ -92,6 +92,13 @@ static int pnbc_register(void)
         "go through the PML (vader: single copy). Must be the same on all processes",
         MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_5,
         MCA_BASE_VAR_SCOPE_ALL_EQ, &e->shm_max_bytes);
+    (void) mca_base_component_var_register(&c->super.collm_version, "nbc_shm_min_bytes",
+        "Nonblocking collectives: smallest on-node message carried by the shared memory "
+        "transport; smaller ones go through the PML, whose eager protocol lets a sender "
+        "run ahead, where shm must first meet the receiver's cached instance of each "
+        "call (docs/nbc.md). Must be the same on all processes",
+        MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_5,
+        MCA_BASE_VAR_SCOPE_ALL_EQ, &e->shm_retag_min_bytes);
     (void) mca_base_component_var_register(&c->super.collm_version, "shm_frag_bytes",
         "Shared memory transport: messages up to this size go through one box (copy "
         "in, copy out); larger ones, for the collectives that take them, are read "

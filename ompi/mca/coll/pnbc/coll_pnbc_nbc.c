@@ -16,14 +16,12 @@
  * counter (coll_pnbc.h): calls on a communicator are ordered alike on
  * every rank, so the k-th call has the same tag everywhere, whichever
  * instance each rank runs it with -- one rank may hit while another
- * misses.  Instances therefore never bind anything to the tag they were
- * built with: their messages all go through the PML transport, which
- * reads the tag from the executor at each post.  (The shm transport pairs
- * the two sides of a message at commit, by request tag and by counting
- * the starts of that one request on both sides: neither holds when each
- * rank picks its instance from its own cache.)  The schedule asks for
- * this with sizes_may_differ, which the shm transport refuses and the
- * PML ignores (it reports truncation itself).
+ * misses.  Instances therefore bind nothing to the tag they were built
+ * with: their schedules are retagged (pnbc_schedule_t.retag), so at each
+ * start the pml transport posts under the call's tag and the shm
+ * transport pairs the two sides afresh -- the receiver announces its
+ * instance's block under the call's tag for that call only, and the
+ * sender looks it up again (common_pnbc_transport_shm.c).
  */
 
 #include "coll_pnbc_nbc.h"
@@ -90,7 +88,7 @@ static int nbc_build(mca_coll_pnbc_module_t *m, pnbc_coll_args_t *args,
     }
     pnbc_request_setup(&e->super, PNBC_REQ_NBC, &nbc_ops, args->comm, tag);
     e->module = m;
-    e->super.sched.sizes_may_differ = true;     /* PML only: see above */
+    e->super.sched.retag = true;       /* see above */
     int rc = mca_coll_pnbc_build(&e->super, args, alg);
     if (OMPI_SUCCESS == rc) {
         rc = mca_coll_pnbc_key_store(e, args, parts, hash);

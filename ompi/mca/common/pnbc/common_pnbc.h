@@ -51,6 +51,9 @@ typedef struct pnbc_engine_params_t {
     size_t shm_pool_node_bytes; /* the job's pools on a node together */
     size_t shm_pool_step_bytes; /* a pool grows by segments this big */
     int shm_pool_entries;       /* requests a pool's directory holds */
+    int shm_retag_min_bytes;    /* retagged schedules (nonblocking calls)
+                                   take shm from this size on
+                                   (coll_pnbc_nbc_shm_min_bytes) */
 } pnbc_engine_params_t;
 
 OMPI_DECLSPEC extern pnbc_engine_params_t mca_common_pnbc_params;

@@ -304,7 +304,8 @@ static void sched_shrink(pnbc_schedule_t *s)
 int pnbc_sched_commit(pnbc_schedule_t *s, const void *sbuf, void *rbuf,
                       ompi_communicator_t *comm, int tag)
 {
-    const pnbc_channel_t ch = { comm, tag, s->large, s->distinct_tags, s->sizes_may_differ };
+    const pnbc_channel_t ch = { comm, tag, s->large, s->distinct_tags, s->sizes_may_differ,
+                                s->retag };
 
     if (OMPI_SUCCESS != s->error) {
         return s->error;

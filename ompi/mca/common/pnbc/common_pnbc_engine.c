@@ -32,6 +32,7 @@ pnbc_engine_params_t mca_common_pnbc_params = {
     .shm_pool_node_bytes = (size_t) 1 << 30,
     .shm_pool_step_bytes = (size_t) 4 << 20,
     .shm_pool_entries = 131072,
+    .shm_retag_min_bytes = 2049,
 };
 
 pnbc_engine_t mca_common_pnbc_engine = {

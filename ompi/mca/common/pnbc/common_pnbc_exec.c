@@ -51,8 +51,22 @@ static int exec_local(const pnbc_action_t *a)
 static pnbc_channel_t exec_channel(const pnbc_exec_t *x)
 {
     const pnbc_channel_t ch = { x->comm, x->tag, { 0, 0, false }, x->sched->distinct_tags,
-                               x->sched->sizes_may_differ };
+                               x->sched->sizes_may_differ, x->sched->retag };
     return ch;
+}
+
+/* A retagged schedule runs under x->tag this time: its transports pair
+ * each message afresh, before the first round posts any. */
+static void exec_retag(pnbc_exec_t *x)
+{
+    const pnbc_channel_t ch = exec_channel(x);
+    pnbc_action_t *a = x->sched->actions;
+
+    for (uint32_t i = 0; i < x->sched->nactions; ++i, ++a) {
+        if ((PNBC_ACT_SEND == a->kind || PNBC_ACT_RECV == a->kind) && NULL != a->transport->retag) {
+            a->transport->retag(a, &ch);
+        }
+    }
 }
 
 static void exec_note_error(pnbc_exec_t *x, int rc)
@@ -155,6 +169,9 @@ bool pnbc_exec_start(pnbc_exec_t *x)
     x->error = OMPI_SUCCESS;
     if (0 == x->sched->nrounds) {
         return true;
+    }
+    if (x->sched->retag) {
+        exec_retag(x);
     }
     exec_begin_round(x);
     return pnbc_exec_progress(x);

@@ -165,6 +165,12 @@ typedef struct pnbc_schedule_t {
      * partitioned receive smaller than its send must report truncation):
      * only transports that can tell the receiver take such messages. */
     bool sizes_may_differ;
+    /* Set before commit by clients whose schedule runs under another tag
+     * at every start (a cached nonblocking-collective instance runs under
+     * its call's tag): the two sides of a message may be different
+     * instances, so transports pair them afresh at each start
+     * (pnbc_transport_t.retag) instead of once at commit. */
+    bool retag;
     pnbc_large_msgs_t large;    /* set before commit */
     size_t tmp_size;    /* bytes reserved by pnbc_sched_tmp() */
     void *tmp;          /* allocated by pnbc_sched_commit() */

@@ -71,8 +71,18 @@ typedef struct shm_entry_t {
 typedef struct shm_slot_t {
     volatile uint64_t consumed;
     volatile uint64_t refused;      /* the receiver cannot take offers */
-    char pad[SHM_LINE - 2 * sizeof(uint64_t)];
+    /* Retagged schedules (see pnbc_shm_region_announce()): the start this
+     * slot is armed for (shm_armed_key(); 0: none), and the fragments it
+     * carried before it -- the sender numbers this start's from base + 1. */
+    volatile uint64_t armed;
+    volatile uint64_t base;
+    char pad[SHM_LINE - 4 * sizeof(uint64_t)];
 } shm_slot_t;
+
+static inline uint64_t shm_armed_key(uint32_t cid, int32_t tag)
+{
+    return ((uint64_t) cid << 32 | (uint32_t) tag) | UINT64_C(1) << 63;
+}
 
 /* A box's data when its len is SHM_OFFER: where the sender's message is
  * (single copy, see pnbc_shm_send_offer()). */
@@ -121,9 +131,13 @@ typedef struct shm_region_t {
     size_t reserved;
     bool reused;            /* not fresh from a new segment: not zero */
     bool published;         /* in the directory */
+    bool entry;             /* a directory entry is reserved for it */
+    bool fallback;          /* its receives go over pml */
+    uint32_t left;          /* retagged: receives of this start not done */
     char *marker;           /* the fallback marker file made, if any */
     /* Sender: the receiver, and its actions sending to it, in schedule
-     * order (they switch to pml together, see region_fall_back()). */
+     * order (they switch to pml together, see region_fall_back()).
+     * Owner: its receives, in schedule order (the order of the table). */
     opal_process_name_t peer;
     struct pnbc_action_t **acts;
     uint32_t nacts;
@@ -144,6 +158,10 @@ typedef struct shm_action_t {
     bool done;              /* this post has finished */
     int err;
     uint64_t gen;           /* sender: the block's incarnation at attach */
+    const shm_header_t *hdr;    /* sender: that block */
+    bool unpaired;          /* sender, retagged: the slot is not yet known
+                               to be armed for this start */
+    uint32_t polls;         /* sender, retagged: polls while unpaired */
     pnbc_channel_t ch;      /* test() has none: kept for the sender's
                                first map and the fallback */
     size_t bytes;           /* of this side's data */
@@ -256,6 +274,12 @@ void pnbc_shm_region_release(shm_region_t *r);
 int pnbc_shm_recv_block_build(pnbc_schedule_t *s, const pnbc_channel_t *ch, uint32_t nslots);
 /* Sender: is the receiver's fallback marker for r there? */
 bool pnbc_shm_marker_exists(const shm_region_t *r);
+/* Receiver, retagged schedules: arm every slot for the start under `tag`
+ * (its base: its fragment count so far) and announce the block (or the
+ * fallback) in the directory under `tag` -- its entry is reserved at
+ * commit; withdraw and disarm it once this start's receives are done. */
+void pnbc_shm_region_announce(shm_region_t *r, int32_t tag);
+void pnbc_shm_region_withdraw(shm_region_t *r);
 
 /* common_pnbc_shm_pool.c: the pool (see there). */
 enum {
@@ -267,6 +291,8 @@ enum {
 };
 int pnbc_shm_pool_reserve(shm_region_t *r, size_t size);
 bool pnbc_shm_pool_publish(shm_region_t *r, bool fallback);
+bool pnbc_shm_pool_entry_reserve(shm_region_t *r);
+void pnbc_shm_pool_unpublish(shm_region_t *r);
 void pnbc_shm_pool_release(shm_region_t *r);
 int pnbc_shm_pool_find(shm_region_t *r, const opal_process_name_t *name);
 int pnbc_shm_pool_pressure(uint32_t cid);

@@ -205,24 +205,43 @@ bool pnbc_shm_marker_exists(const shm_region_t *r)
 /* The receiver's block                                               */
 /* ------------------------------------------------------------------ */
 
+/* The owner region r goes with every shm RECV of s (r->acts, in
+ * schedule order: the order of the block's table). */
+static int region_take_recvs(pnbc_schedule_t *s, shm_region_t *r, uint32_t nslots)
+{
+    r->acts = malloc(nslots * sizeof(*r->acts));
+    if (NULL == r->acts) {
+        return OMPI_ERR_OUT_OF_RESOURCE;
+    }
+    r->refs = 0;
+    r->nacts = 0;
+    for (uint32_t i = 0; i < s->nactions; ++i) {
+        pnbc_action_t *a = &s->actions[i];
+        if (is_shm(a, PNBC_ACT_RECV)) {
+            ((shm_action_t *) a->tstate.ptr)->region = r;
+            r->acts[r->nacts++] = a;
+            r->refs++;
+        }
+    }
+    return OMPI_SUCCESS;
+}
+
 /* Lay out the block: header, table, then a slot per shm RECV. */
-static void block_fill(pnbc_schedule_t *s, shm_region_t *r, size_t table_end, int pressure,
-                       uint32_t nslots)
+static void block_fill(shm_region_t *r, size_t table_end, int pressure)
 {
     shm_header_t *h = r->base;
     shm_entry_t *table = (shm_entry_t *) (h + 1);
     size_t offset = table_end;
-    uint32_t k = 0;
 
-    r->refs = 0;    /* one per action, below */
     if (r->reused) {
+        /* the incarnation first: a sender of a retagged schedule
+         * remembering a slot here reads it after the slot's `armed` */
+        __atomic_store_n(&h->gen, 0, __ATOMIC_RELAXED);
+        __atomic_thread_fence(__ATOMIC_RELEASE);
         memset(r->base, 0, table_end);
     }
-    for (uint32_t i = 0; i < s->nactions; ++i) {
-        pnbc_action_t *a = &s->actions[i];
-        if (!is_shm(a, PNBC_ACT_RECV)) {
-            continue;
-        }
+    for (uint32_t k = 0; k < r->nacts; ++k) {
+        pnbc_action_t *a = r->acts[k];
         shm_action_t *t = a->tstate.ptr;
         const shm_shape_t shape = slot_shape(t, pressure);
         table[k].sender = a->peer;
@@ -239,19 +258,36 @@ static void block_fill(pnbc_schedule_t *s, shm_region_t *r, size_t table_end, in
             }
         }
         pnbc_shm_recv_take_fold(a, t);
-        t->region = r;
-        r->refs++;
         offset += shm_slot_size(shape.frag, shape.depth);
-        k++;
     }
     static uint64_t generation;     /* inits may run in several threads */
-    h->gen = __atomic_add_fetch(&generation, 1, __ATOMIC_RELAXED);
-    h->nslots = nslots;
+    __atomic_store_n(&h->gen, __atomic_add_fetch(&generation, 1, __ATOMIC_RELAXED),
+                     __ATOMIC_RELEASE);
+    h->nslots = r->nacts;
     h->magic = SHM_MAGIC;
 }
 
-/* Our shm receives go over pml: tell the senders (the directory, or a
- * marker file when it is full). */
+/* Tell the senders that r's receives go over pml: the directory, or a
+ * marker file when it is full. */
+static int region_announce_fallback(shm_region_t *r)
+{
+    if (pnbc_shm_pool_publish(r, true)) {
+        return OMPI_SUCCESS;
+    }
+    const char *dir = pnbc_shm_own_dir_get();
+    char *path = (NULL == dir) ? NULL : pnbc_shm_marker_path(dir, r->cid, r->tag);
+    int fd = (NULL == path) ? -1 : open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+    if (fd < 0) {
+        free(path);
+        return OMPI_ERR_OUT_OF_RESOURCE;   /* senders would wait forever */
+    }
+    close(fd);
+    r->marker = path;
+    return OMPI_SUCCESS;
+}
+
+/* Our shm receives go over pml: tell the senders (now, or at each start
+ * of a retagged schedule). */
 static int recv_fall_back(pnbc_schedule_t *s, shm_region_t *r, const pnbc_channel_t *ch,
                           const char *why)
 {
@@ -269,17 +305,22 @@ static int recv_fall_back(pnbc_schedule_t *s, shm_region_t *r, const pnbc_channe
             }
         }
     }
-    if (NULL != r && !pnbc_shm_pool_publish(r, true)) {
-        const char *dir = pnbc_shm_own_dir_get();
-        char *path = (NULL == dir) ? NULL : pnbc_shm_marker_path(dir, r->cid, r->tag);
-        int fd = (NULL == path) ? -1 : open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
-        if (fd < 0) {
-            free(path);
-            return OMPI_ERR_OUT_OF_RESOURCE;   /* senders would wait forever */
+    if (NULL != r) {
+        r->fallback = true;
+        if (ch->retag) {
+            /* announced at each start, which must not fail then (a
+             * marker file per call would not do either) */
+            if (!r->entry && !pnbc_shm_pool_entry_reserve(r)) {
+                return OMPI_ERR_OUT_OF_RESOURCE;
+            }
+        } else {
+            if (OMPI_SUCCESS != region_announce_fallback(r)) {
+                return OMPI_ERR_OUT_OF_RESOURCE;
+            }
+            if (NULL != r->marker) {
+                why = "the pool's directory is full";
+            }
         }
-        close(fd);
-        r->marker = path;
-        why = "the pool's directory is full";
     }
     if (mca_common_pnbc_params.verbose >= 1) {
         opal_output(0, "coll:pnbc: shm: cid %u tag %d receives through pml (%s)",
@@ -305,34 +346,70 @@ int pnbc_shm_recv_block_build(pnbc_schedule_t *s, const pnbc_channel_t *ch, uint
     if (NULL == r) {
         return OMPI_ERR_OUT_OF_RESOURCE;
     }
+    if (OMPI_SUCCESS != region_take_recvs(s, r, nslots)) {
+        pnbc_shm_region_release(r);
+        return OMPI_ERR_OUT_OF_RESOURCE;
+    }
     switch (pnbc_shm_pool_reserve(r, size)) {
     case PNBC_SHM_POOL_BLOCK:
-        block_fill(s, r, table_end, pressure, nslots);
-        if (pnbc_shm_pool_publish(r, false)) {
+        block_fill(r, table_end, pressure);
+        /* a retagged schedule publishes at each start (its entry is
+         * reserved now) */
+        if (ch->retag ? pnbc_shm_pool_entry_reserve(r) : pnbc_shm_pool_publish(r, false)) {
             return OMPI_SUCCESS;
         }
         /* the directory is full: give the block back, fall back */
-        for (uint32_t i = 0; i < s->nactions; ++i) {
-            if (is_shm(&s->actions[i], PNBC_ACT_RECV)) {
-                ((shm_action_t *) s->actions[i].tstate.ptr)->region = NULL;
-            }
-        }
         pnbc_shm_pool_release(r);
-        r->refs = 1;
+        r->base = NULL;
         break;
     case PNBC_SHM_POOL_FULL:
         break;
     default:                    /* no pool: its empty directory says it */
+        for (uint32_t k = 0; k < r->nacts; ++k) {
+            ((shm_action_t *) r->acts[k]->tstate.ptr)->region = NULL;
+        }
+        r->refs = 1;
         pnbc_shm_region_release(r);
         return recv_fall_back(s, NULL, ch, "no shm pool");
     }
-    /* The region stays with the first RECV, for the directory entry or
-     * the marker file. */
-    for (uint32_t i = 0; i < s->nactions; ++i) {
-        if (is_shm(&s->actions[i], PNBC_ACT_RECV)) {
-            ((shm_action_t *) s->actions[i].tstate.ptr)->region = r;
-            break;
+    return recv_fall_back(s, r, ch, "the shm pool is full");
+}
+
+/* ------------------------------------------------------------------ */
+/* Retagged schedules: a block announced for one start                */
+/* ------------------------------------------------------------------ */
+
+void pnbc_shm_region_announce(shm_region_t *r, int32_t tag)
+{
+    pnbc_shm_region_withdraw(r);    /* an earlier start that failed midway */
+    r->tag = tag;
+    r->left = r->nacts;
+    if (!r->fallback) {
+        const uint64_t key = shm_armed_key(r->cid, tag);
+        for (uint32_t k = 0; k < r->nacts; ++k) {
+            shm_action_t *t = r->acts[k]->tstate.ptr;
+            t->slot->base = t->q;
+            __atomic_store_n(&t->slot->armed, key, __ATOMIC_RELEASE);
         }
     }
-    return recv_fall_back(s, r, ch, "the shm pool is full");
+    /* the entry was reserved at commit, so this does not fail; it orders
+     * the table's writes before any sender's lookup */
+    (void) pnbc_shm_pool_publish(r, r->fallback);
+}
+
+void pnbc_shm_region_withdraw(shm_region_t *r)
+{
+    /* disarmed, so that a sender remembering the slot does not take it
+     * for the start of the same tag 2^26 calls later */
+    for (uint32_t k = 0; k < r->nacts && !r->fallback; ++k) {
+        ((shm_action_t *) r->acts[k]->tstate.ptr)->slot->armed = 0;
+    }
+    if (r->published) {
+        pnbc_shm_pool_unpublish(r);
+    }
+    if (NULL != r->marker) {
+        (void) unlink(r->marker);
+        free(r->marker);
+        r->marker = NULL;
+    }
 }

@@ -312,19 +312,21 @@ static uint64_t dir_distance(const pool_t *p, const pool_dir_entry_t *e, uint64_
     return (at - pool_key_hash(e->cid, e->tag)) & p->mask;
 }
 
-static bool dir_insert(pool_t *p, const pool_dir_entry_t *v)
+/* Room for one more entry (counted in nentries by whoever takes it)? */
+static bool dir_room(const pool_t *p)
 {
-    if (8 * (p->nentries + 1) > 7 * (p->mask + 1)) {
-        return false;
-    }
+    return 8 * (p->nentries + 1) <= 7 * (p->mask + 1);
+}
+
+static void dir_insert(pool_t *p, const pool_dir_entry_t *v)
+{
     pool_dir_entry_t carry = *v;
     uint64_t dist = 0;
     for (uint64_t i = pool_key_hash(v->cid, v->tag) & p->mask;; i = (i + 1) & p->mask, ++dist) {
         pool_dir_entry_t *e = &p->dir[i];
         if (DIR_EMPTY == e->state) {
             pool_entry_write(e, &carry);
-            p->nentries++;
-            return true;
+            return;
         }
         const uint64_t theirs = dir_distance(p, e, i);
         if (theirs < dist) {            /* take its place, carry it on */
@@ -359,7 +361,6 @@ static void dir_remove(pool_t *p, uint32_t cid, int32_t tag)
         i = j;
     }
     pool_entry_write(&p->dir[i], &empty);
-    p->nentries--;
 }
 
 /* ------------------------------------------------------------------ */
@@ -408,14 +409,42 @@ bool pnbc_shm_pool_publish(shm_region_t *r, bool fallback)
     }
     pthread_mutex_lock(&pnbc_shm_pool_lock);
     if (NULL != own_pool) {
-        ok = dir_insert(own_pool, &v);
-        if (!ok) {
+        ok = r->entry || dir_room(own_pool);
+        if (ok) {
+            dir_insert(own_pool, &v);
+            own_pool->nentries += !r->entry;
+        } else {
             __atomic_store_n(&own_pool->hdr->markers, 1, __ATOMIC_RELEASE);
         }
     }
     pthread_mutex_unlock(&pnbc_shm_pool_lock);
     r->published = ok;
     return ok;
+}
+
+/* Retagged schedules publish under a new tag at each start: the entry is
+ * counted once, at commit, so publishing it never finds the directory
+ * full.  False: it is full now. */
+bool pnbc_shm_pool_entry_reserve(shm_region_t *r)
+{
+    pthread_mutex_lock(&pnbc_shm_pool_lock);
+    if (NULL != own_pool && dir_room(own_pool)) {
+        own_pool->nentries++;
+        r->entry = true;
+    }
+    pthread_mutex_unlock(&pnbc_shm_pool_lock);
+    return r->entry;
+}
+
+void pnbc_shm_pool_unpublish(shm_region_t *r)
+{
+    pthread_mutex_lock(&pnbc_shm_pool_lock);
+    if (NULL != own_pool && r->published) {
+        dir_remove(own_pool, r->cid, r->tag);
+        own_pool->nentries -= !r->entry;
+    }
+    r->published = false;
+    pthread_mutex_unlock(&pnbc_shm_pool_lock);
 }
 
 void pnbc_shm_pool_release(shm_region_t *r)
@@ -425,6 +454,10 @@ void pnbc_shm_pool_release(shm_region_t *r)
     if (NULL != p && r->published) {
         dir_remove(p, r->cid, r->tag);
     }
+    if (NULL != p && (r->published || r->entry)) {
+        p->nentries--;
+    }
+    r->published = r->entry = false;
     if (NULL != p && r->reserved > 0) {
         size_t rounded;
         const unsigned c = size_class(r->reserved, &rounded);

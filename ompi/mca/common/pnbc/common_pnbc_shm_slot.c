@@ -31,6 +31,7 @@ static bool send_find_slot(const pnbc_action_t *a, shm_action_t *t)
             slot_attach(t, (char *) r->base + e->offset, e->frag, e->depth);
             t->capacity = e->capacity;
             t->gen = h->gen;
+            t->hdr = h;
             return true;
         }
     }
@@ -113,6 +114,43 @@ static bool send_attach(pnbc_action_t *a, shm_action_t *t)
     return true;
 }
 
+/* Sender of a retagged schedule: is our slot armed for this start?  The
+ * block's incarnation is read after the slot: one freed and reused since
+ * we found it has another. */
+static bool slot_armed(const shm_action_t *t)
+{
+    const uint64_t key = shm_armed_key(t->ch.comm->c_contextid, t->ch.tag);
+    return __atomic_load_n(&t->slot->armed, __ATOMIC_ACQUIRE) == key &&
+           __atomic_load_n(&t->hdr->gen, __ATOMIC_ACQUIRE) == t->gen;
+}
+
+/* Sender of a retagged schedule, first post of a start: the slot found
+ * at the last start, if the receiver armed the same one again (it runs
+ * the same cached instance), else a lookup in the receiver's directory;
+ * fragments are numbered on from the slot's base. */
+static bool send_pair(pnbc_action_t *a, shm_action_t *t)
+{
+    if (NULL == t->slot || !slot_armed(t)) {
+        /* Usually the receiver has not reached the call yet: its
+         * directory is looked at only every 16th time, so as not to pull
+         * the lines it is about to write to this core at every poll. */
+        if (NULL != t->slot && 0 != (++t->polls & 15)) {
+            return false;
+        }
+        if (!send_attach(a, t)) {
+            return false;
+        }
+        if (!slot_armed(t)) {
+            t->err = MPI_ERR_INTERN;        /* the two sides disagree */
+            t->done = true;
+            return false;
+        }
+    }
+    t->q = t->seen = t->slot->base;         /* every earlier one was read */
+    t->unpaired = false;
+    return true;
+}
+
 /* Sender: copy fragments into free boxes (copy in, copy out); true once
  * the last one is written.  A convertor packs whole elements only, so a
  * fragment of non-contiguous data may fall short of the box: the last
@@ -152,7 +190,8 @@ static bool send_stream(shm_action_t *t)
  * t->done once it needs nothing more from our buffer. */
 static void send_progress(pnbc_action_t *a, shm_action_t *t)
 {
-    if (OPAL_UNLIKELY(NULL == t->slot) && !send_attach(a, t)) {
+    if (OPAL_UNLIKELY(t->unpaired) ? !send_pair(a, t)
+                                   : OPAL_UNLIKELY(NULL == t->slot) && !send_attach(a, t)) {
         return;
     }
     if (t->offered) {
@@ -258,5 +297,11 @@ bool pnbc_shm_test(pnbc_action_t *a, int *err)
     }
     a->inflight = false;
     *err = t->err;
+    /* a retagged schedule's block is announced for one start: once its
+     * receives are done, every sender has found it */
+    if (t->ch.retag && PNBC_ACT_RECV == a->kind && NULL != t->region &&
+        0 == --t->region->left) {
+        pnbc_shm_region_withdraw(t->region);
+    }
     return true;
 }

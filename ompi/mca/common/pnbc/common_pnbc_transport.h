@@ -35,6 +35,7 @@ typedef struct pnbc_channel_t {
     pnbc_large_msgs_t large;    /* at bind: pnbc_schedule_t.large */
     bool distinct_tags;         /* pnbc_schedule_t.distinct_tags */
     bool sizes_may_differ;      /* pnbc_schedule_t.sizes_may_differ */
+    bool retag;                 /* pnbc_schedule_t.retag */
 } pnbc_channel_t;
 
 /* The PML tag of a SEND/RECV on channel ch. */
@@ -70,6 +71,10 @@ typedef struct pnbc_transport_t {
     int (*post)(pnbc_action_t *a, const pnbc_channel_t *ch);
     /* If the action finished, store its MPI error in *err and return true. */
     bool (*test)(pnbc_action_t *a, int *err);
+    /* At each start of a retagged schedule (pnbc_schedule_t.retag), for
+     * each of its SEND/RECVs bound here, before any is posted: pair the
+     * action afresh under ch->tag.  NULL: nothing is paired at commit. */
+    void (*retag)(pnbc_action_t *a, const pnbc_channel_t *ch);
     /* At free: release what bind prepared.  NULL: nothing to release. */
     void (*unbind)(pnbc_action_t *a);
 } pnbc_transport_t;

@@ -135,7 +135,9 @@ static bool shm_bind(pnbc_action_t *a, const pnbc_channel_t *ch)
     /* Both sides decide alike: same algorithm, same parameters, and a
      * SEND has the type signature of its RECV. */
     const int max_bytes = mca_common_pnbc_params.shm_max_bytes;
-    if (max_bytes < 0 || ch->sizes_may_differ || bytes > (size_t) max_bytes || !shm_peer_ok(a, ch) ||
+    if (max_bytes < 0 || ch->sizes_may_differ || bytes > (size_t) max_bytes ||
+        (ch->retag && bytes < (size_t) mca_common_pnbc_params.shm_retag_min_bytes) ||
+        !shm_peer_ok(a, ch) ||
         (bytes > shm_box_max(ch) && bytes > ch->large.shm_max)) {
         return false;
     }
@@ -264,6 +266,29 @@ static int shm_commit(pnbc_schedule_t *s, const pnbc_channel_t *ch)
     return rc;
 }
 
+/* A retagged schedule's start (a nonblocking call, run by whichever
+ * cached instance each rank picked): the receiver announces its block
+ * under the call's tag, each slot numbering on from its own count; a
+ * sender forgets the block it found last time and looks it up again at
+ * its first post, taking the numbering from the block's table. */
+static void shm_retag(pnbc_action_t *a, const pnbc_channel_t *ch)
+{
+    shm_action_t *t = a->tstate.ptr;
+    shm_region_t *r = t->region;
+
+    t->ch.tag = ch->tag;
+    if (PNBC_ACT_SEND == a->kind) {
+        t->unpaired = true;     /* the slot is kept: see send_pair() */
+        t->fallback = false;
+        if (r->acts[0] == a) {
+            r->tag = ch->tag;
+            r->base = NULL;
+        }
+    } else if (NULL != r && r->acts[0] == a) {
+        pnbc_shm_region_announce(r, ch->tag);
+    }
+}
+
 const pnbc_transport_t pnbc_transport_shm = {
     .name = "shm",
     /* a SEND is done once its data is in the receiver's box (or, single
@@ -273,5 +298,6 @@ const pnbc_transport_t pnbc_transport_shm = {
     .commit = shm_commit,
     .post = pnbc_shm_post,
     .test = pnbc_shm_test,
+    .retag = shm_retag,
     .unbind = shm_unbind,
 };
