@@ -10,6 +10,9 @@
  *   repeat  the same arguments 100 times (new data each time): a caching
  *           implementation serves these from its cache
  *   vary    buffers, counts and root change between calls: misses
+ *   large   NBC_LARGE and NBC_LARGE / 7 elements per block, each twice (a
+ *           miss, then a hit), in both buffer sets: messages past the shm
+ *           box size, single copy and streaming, paired afresh per call
  *
  * Every byte of the receive buffer is checked: results where MPI defines
  * them, untouched elsewhere (holes, gaps between v-blocks, beyond).
@@ -38,6 +41,8 @@ typedef struct ctx_t {
     size_t cap;             /* elements of each */
     const char *coll;
 } ctx_t;
+
+#define NBC_LARGE 20000
 
 #define S(c, i) ((c)->s[(size_t) (i) * (c)->L->stride])
 #define R(c, i) ((c)->rb[(size_t) (i) * (c)->L->stride])
@@ -284,19 +289,22 @@ static void test_coll(MPI_Comm comm, const char *coll, const nbc_layout_t *L, in
     ctx_t c = { .comm = comm, .L = L, .coll = coll, .inplace = inplace };
     MPI_Comm_rank(comm, &c.r);
     MPI_Comm_size(comm, &c.p);
-    c.cap = (size_t) (c.p + 2) * 1024 + 64;
+    c.cap = (size_t) (c.p + 2) * NBC_LARGE + 64;
     const size_t nl = c.cap * (size_t) L->stride;
     long *sets[2][2] = { { nbc_alloc(nl), nbc_alloc(nl) }, { nbc_alloc(nl), nbc_alloc(nl) } };
     c.exp = nbc_alloc(nl);
 
-    for (int mode = 0; mode < 2; ++mode) {
-        const int n_calls = mode ? 12 : iters;
+    static const char *const modes[3] = { "repeat", "vary", "large" };
+    for (int mode = 0; mode < 3; ++mode) {
+        const int n_calls = (0 == mode) ? iters : (1 == mode) ? 12 : 8;
         for (int it = 0; it < n_calls; ++it) {
-            const int set = mode ? it % 2 : 0;
+            /* large: each count twice (a miss, then a hit), both sets */
+            const int set = (1 == mode) ? it % 2 : (2 == mode) ? it / 4 : 0;
             c.s = sets[set][0];
             c.rb = sets[set][1];
-            c.count = mode ? 1 + it % 4 : 3;
-            c.root = mode ? it % c.p : c.p - 1;
+            c.count = (0 == mode) ? 3 : (1 == mode) ? 1 + it % 4
+                                                    : (it % 4 < 2) ? NBC_LARGE : NBC_LARGE / 7;
+            c.root = (1 == mode) ? it % c.p : c.p - 1;
             c.seed = it + 1;
             nbc_poison(c.s, nl);
             nbc_poison(c.rb, nl);
@@ -304,7 +312,7 @@ static void test_coll(MPI_Comm comm, const char *coll, const nbc_layout_t *L, in
             int rc = run(&c);
             char what[160];
             snprintf(what, sizeof(what), "%s %s%s %s call %d count %d root %d", coll, L->name,
-                     inplace ? " in-place" : "", mode ? "vary" : "repeat", it, c.count, c.root);
+                     inplace ? " in-place" : "", modes[mode], it, c.count, c.root);
             if (MPI_SUCCESS != rc) {
                 nbc_fail("%s: error %d", what, rc);
             } else if (nbc_compare(c.rb, c.exp, nl, what)) {

@@ -63,7 +63,7 @@ bool pnbc_shm_send_offer_answered(shm_action_t *t)
 {
     t->seen = __atomic_load_n(&t->slot->consumed, __ATOMIC_ACQUIRE);
     if (t->seen < t->q) {
-        const shm_header_t *h = t->region->base;
+        const shm_header_t *h = t->hdr;
         if (__atomic_load_n(&h->gen, __ATOMIC_ACQUIRE) == t->gen) {
             return false;
         }
