@@ -17,7 +17,9 @@
 #       default        the automatic algorithm choice
 #       algA           other algorithms forced (knomial bcast, pipelined
 #                      reduce, rabenseifner, bruck, recursive halving,
-#                      linear scans, ...) with 64-byte segments
+#                      linear scans, ...) with 64-byte segments; (also
+#                      algC, nolibnbc-cache1) nonblocking collectives take
+#                      shm for every size (coll_pnbc_nbc_shm_min_bytes 0)
 #       algC           dissemination barrier, scatter_allgather bcast,
 #                      reduce_bcast, neighbor_exchange, reduce_then_scatter,
 #                      recursive doubling scans; shm boxes of 1 KiB, no
@@ -46,16 +48,17 @@ rnd_algA="$rnd_p""_barrier_algorithm recursive_doubling $rnd_p""_bcast_algorithm
  $rnd_p""_scatter_algorithm binomial $rnd_p""_allgather_algorithm bruck $rnd_p""_allgatherv_algorithm ring
  $rnd_p""_alltoall_algorithm bruck $rnd_p""_alltoallv_algorithm pairwise $rnd_p""_alltoallw_algorithm pairwise
  $rnd_p""_reduce_scatter_algorithm recursive_halving $rnd_p""_reduce_scatter_block_algorithm recursive_halving
- $rnd_p""_scan_algorithm linear $rnd_p""_exscan_algorithm linear $rnd_p""_segsize 64"
+ $rnd_p""_scan_algorithm linear $rnd_p""_exscan_algorithm linear $rnd_p""_segsize 64
+ $rnd_p""_nbc_shm_min_bytes 0"
 rnd_algC="$rnd_p""_barrier_algorithm dissemination $rnd_p""_bcast_algorithm scatter_allgather
  $rnd_p""_reduce_algorithm linear $rnd_p""_allreduce_algorithm reduce_bcast
  $rnd_p""_allgather_algorithm neighbor_exchange $rnd_p""_alltoall_algorithm pairwise
  $rnd_p""_alltoallv_algorithm linear $rnd_p""_alltoallw_algorithm linear
  $rnd_p""_reduce_scatter_algorithm reduce_then_scatter $rnd_p""_reduce_scatter_block_algorithm reduce_then_scatter
  $rnd_p""_scan_algorithm recursive_doubling $rnd_p""_exscan_algorithm recursive_doubling
- $rnd_p""_shm_single_copy 0 $rnd_p""_shm_frag_bytes 1024"
+ $rnd_p""_shm_single_copy 0 $rnd_p""_shm_frag_bytes 1024 $rnd_p""_nbc_shm_min_bytes 0"
 rnd_pml="$rnd_p""_shm 0 $rnd_p""_bcast_algorithm binary_pipeline $rnd_p""_segsize 64"
-rnd_cache1="$rnd_p""_cache_entries 1"
+rnd_cache1="$rnd_p""_cache_entries 1 $rnd_p""_nbc_shm_min_bytes 0"
 
 # name np seed ops coll-list "mca options" [program options]
 rnd_case() {

@@ -133,6 +133,9 @@ typedef struct shm_region_t {
     bool published;         /* in the directory */
     bool entry;             /* a directory entry is reserved for it */
     bool fallback;          /* its receives go over pml */
+    bool deferred;          /* retagged: no block until its second start */
+    bool nopool;            /* retagged: this process has no pool */
+    uint32_t starts;        /* retagged, deferred: starts so far */
     uint32_t left;          /* retagged: receives of this start not done */
     char *marker;           /* the fallback marker file made, if any */
     /* Sender: the receiver, and its actions sending to it, in schedule
@@ -210,7 +213,10 @@ static inline shm_shape_t slot_shape(const shm_action_t *t, int pressure)
 {
     const size_t bytes = t->bytes;
     if (bytes <= shm_box_max(&t->ch)) {
-        return (shm_shape_t) { bytes, (0 == pressure) ? SHM_DEEP : (1 == pressure) ? 2 : 1 };
+        /* A retagged schedule's sender cannot run ahead into the next
+         * call (it waits for the receiver to arm the slot): one box. */
+        return (shm_shape_t) { bytes, (0 == pressure && !t->ch.retag) ? SHM_DEEP
+                                      : (1 == pressure && !t->ch.retag) ? 2 : 1 };
     }
     const int stream = mca_common_pnbc_params.shm_stream_frag_bytes;
     return (shm_shape_t) { (stream < SHM_STREAM_FRAG_MIN) ? SHM_STREAM_FRAG_MIN : (size_t) stream,
@@ -291,7 +297,7 @@ enum {
 };
 int pnbc_shm_pool_reserve(shm_region_t *r, size_t size);
 bool pnbc_shm_pool_publish(shm_region_t *r, bool fallback);
-bool pnbc_shm_pool_entry_reserve(shm_region_t *r);
+int pnbc_shm_pool_entry_reserve(shm_region_t *r);
 void pnbc_shm_pool_unpublish(shm_region_t *r);
 void pnbc_shm_pool_release(shm_region_t *r);
 int pnbc_shm_pool_find(shm_region_t *r, const opal_process_name_t *name);

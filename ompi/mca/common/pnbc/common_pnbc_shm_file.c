@@ -287,7 +287,7 @@ static int region_announce_fallback(shm_region_t *r)
 }
 
 /* Our shm receives go over pml: tell the senders (now, or at each start
- * of a retagged schedule). */
+ * of a retagged schedule).  `why` for the verbose output (NULL: none). */
 static int recv_fall_back(pnbc_schedule_t *s, shm_region_t *r, const pnbc_channel_t *ch,
                           const char *why)
 {
@@ -309,9 +309,16 @@ static int recv_fall_back(pnbc_schedule_t *s, shm_region_t *r, const pnbc_channe
         r->fallback = true;
         if (ch->retag) {
             /* announced at each start, which must not fail then (a
-             * marker file per call would not do either) */
-            if (!r->entry && !pnbc_shm_pool_entry_reserve(r)) {
+             * marker file per call would not do either); with no pool at
+             * all, senders see that and nothing is announced */
+            switch (r->entry ? PNBC_SHM_POOL_BLOCK : pnbc_shm_pool_entry_reserve(r)) {
+            case PNBC_SHM_POOL_BLOCK:
+                break;
+            case PNBC_SHM_POOL_FULL:
                 return OMPI_ERR_OUT_OF_RESOURCE;
+            default:
+                r->deferred = false;
+                r->nopool = true;
             }
         } else {
             if (OMPI_SUCCESS != region_announce_fallback(r)) {
@@ -322,26 +329,35 @@ static int recv_fall_back(pnbc_schedule_t *s, shm_region_t *r, const pnbc_channe
             }
         }
     }
-    if (mca_common_pnbc_params.verbose >= 1) {
+    if (NULL != why && mca_common_pnbc_params.verbose >= 1) {
         opal_output(0, "coll:pnbc: shm: cid %u tag %d receives through pml (%s)",
                     (unsigned) ch->comm->c_contextid, ch->tag, why);
     }
     return OMPI_SUCCESS;
 }
 
-int pnbc_shm_recv_block_build(pnbc_schedule_t *s, const pnbc_channel_t *ch, uint32_t nslots)
+/* Reserve r's block in the pool and lay it out: PNBC_SHM_POOL_BLOCK, or
+ * _FULL (no room) or _NONE (no pool). */
+static int block_place(shm_region_t *r)
 {
-    const int pressure = pnbc_shm_pool_pressure(ch->comm->c_contextid);
-    size_t size = sizeof(shm_header_t) + nslots * sizeof(shm_entry_t);
+    const int pressure = pnbc_shm_pool_pressure(r->cid);
+    size_t size = sizeof(shm_header_t) + r->nacts * sizeof(shm_entry_t);
 
     size = (size + SHM_LINE - 1) & ~(size_t) (SHM_LINE - 1);
     const size_t table_end = size;
-    for (uint32_t i = 0; i < s->nactions; ++i) {
-        if (is_shm(&s->actions[i], PNBC_ACT_RECV)) {
-            const shm_shape_t shape = slot_shape(s->actions[i].tstate.ptr, pressure);
-            size += shm_slot_size(shape.frag, shape.depth);
-        }
+    for (uint32_t k = 0; k < r->nacts; ++k) {
+        const shm_shape_t shape = slot_shape(r->acts[k]->tstate.ptr, pressure);
+        size += shm_slot_size(shape.frag, shape.depth);
     }
+    const int rc = pnbc_shm_pool_reserve(r, size);
+    if (PNBC_SHM_POOL_BLOCK == rc) {
+        block_fill(r, table_end, pressure);
+    }
+    return rc;
+}
+
+int pnbc_shm_recv_block_build(pnbc_schedule_t *s, const pnbc_channel_t *ch, uint32_t nslots)
+{
     shm_region_t *r = pnbc_shm_region_new(ch, true);
     if (NULL == r) {
         return OMPI_ERR_OUT_OF_RESOURCE;
@@ -350,12 +366,17 @@ int pnbc_shm_recv_block_build(pnbc_schedule_t *s, const pnbc_channel_t *ch, uint
         pnbc_shm_region_release(r);
         return OMPI_ERR_OUT_OF_RESOURCE;
     }
-    switch (pnbc_shm_pool_reserve(r, size)) {
+    if (ch->retag) {
+        /* A retagged schedule (a cached nonblocking instance) earns its
+         * block when it runs a second time (pnbc_shm_region_announce()):
+         * until then its receives go over pml, so arguments that never
+         * repeat cost no shared memory, and a first call no new pages. */
+        r->deferred = true;
+        return recv_fall_back(s, r, ch, NULL);
+    }
+    switch (block_place(r)) {
     case PNBC_SHM_POOL_BLOCK:
-        block_fill(r, table_end, pressure);
-        /* a retagged schedule publishes at each start (its entry is
-         * reserved now) */
-        if (ch->retag ? pnbc_shm_pool_entry_reserve(r) : pnbc_shm_pool_publish(r, false)) {
+        if (pnbc_shm_pool_publish(r, false)) {
             return OMPI_SUCCESS;
         }
         /* the directory is full: give the block back, fall back */
@@ -379,11 +400,36 @@ int pnbc_shm_recv_block_build(pnbc_schedule_t *s, const pnbc_channel_t *ch, uint
 /* Retagged schedules: a block announced for one start                */
 /* ------------------------------------------------------------------ */
 
+/* A deferred region's second start: its receives take a block now, if
+ * the pool has room (else they stay on pml, and the next start asks
+ * again). */
+static void region_earn_block(shm_region_t *r)
+{
+    switch (block_place(r)) {
+    case PNBC_SHM_POOL_BLOCK:
+        for (uint32_t k = 0; k < r->nacts; ++k) {
+            ((shm_action_t *) r->acts[k]->tstate.ptr)->fallback = false;
+        }
+        r->fallback = r->deferred = false;
+        break;
+    case PNBC_SHM_POOL_FULL:
+        break;
+    default:
+        r->deferred = false;    /* no pool: pml for good */
+    }
+}
+
 void pnbc_shm_region_announce(shm_region_t *r, int32_t tag)
 {
-    pnbc_shm_region_withdraw(r);    /* an earlier start that failed midway */
-    r->tag = tag;
     r->left = r->nacts;
+    if (r->nopool) {
+        return;                     /* senders fall back by themselves */
+    }
+    pnbc_shm_region_withdraw(r);    /* an earlier start that failed midway */
+    if (r->deferred && r->starts++ > 0) {
+        region_earn_block(r);
+    }
+    r->tag = tag;
     if (!r->fallback) {
         const uint64_t key = shm_armed_key(r->cid, tag);
         for (uint32_t k = 0; k < r->nacts; ++k) {

@@ -424,16 +424,24 @@ bool pnbc_shm_pool_publish(shm_region_t *r, bool fallback)
 
 /* Retagged schedules publish under a new tag at each start: the entry is
  * counted once, at commit, so publishing it never finds the directory
- * full.  False: it is full now. */
-bool pnbc_shm_pool_entry_reserve(shm_region_t *r)
+ * full.  PNBC_SHM_POOL_BLOCK: reserved; _FULL: the directory is full;
+ * _NONE: no pool (senders see that). */
+int pnbc_shm_pool_entry_reserve(shm_region_t *r)
 {
+    int rc = PNBC_SHM_POOL_NONE;
+
     pthread_mutex_lock(&pnbc_shm_pool_lock);
-    if (NULL != own_pool && dir_room(own_pool)) {
-        own_pool->nentries++;
-        r->entry = true;
+    pool_t *p = own_pool_get();
+    if (NULL != p) {
+        rc = PNBC_SHM_POOL_FULL;
+        if (dir_room(p)) {
+            p->nentries++;
+            r->entry = true;
+            rc = PNBC_SHM_POOL_BLOCK;
+        }
     }
     pthread_mutex_unlock(&pnbc_shm_pool_lock);
-    return r->entry;
+    return rc;
 }
 
 void pnbc_shm_pool_unpublish(shm_region_t *r)
