@@ -88,6 +88,21 @@
  * pml; a sender finding it switches them to pml too, so both sides still
  * agree (on which tag, and in which order: see fallback_post()).
  *
+ * Retagged schedules (a cached nonblocking instance, run under each new
+ * call's tag; the two sides of a call may be instances of different
+ * ages) cannot pair at init, nor count starts per request.  So they pair
+ * at each start instead (shm_retag()): the receiver arms its slots for
+ * the call -- each slot's `armed` = (cid, call tag), its `base` = the
+ * fragments it carried so far -- and publishes the block under the
+ * call's tag (its directory entry is reserved at commit, so this cannot
+ * fail); a sender first checks the slot it used at its last call (the
+ * same instances usually meet again: no lookup), else looks the block up,
+ * and numbers its fragments from `base`.  Once the receives of the call
+ * are done the receiver withdraws and disarms the block.  An instance
+ * earns its block only at its second start (until then its receives are
+ * announced as fallback), and slots of one-box messages have one box:
+ * a sender cannot run ahead into a call the receiver has not armed.
+ *
  * Cleanup.  The receiver gives the block back to its pool when the
  * request is freed; the engine's finalize removes the whole directory;
  * and the directory is registered with the runtime's cleanup (PMIx),
