@@ -22,11 +22,14 @@
 #   nbc-nolibnbc-np3, nbc-misc-nolibnbc-np3
 #                          with --mca coll pnbc,basic,tuned,self: pnbc serves
 #                          every nonblocking slot (also communicator creation)
-#   nbc-shm-np2..4, nbc-misc-shm-np3, nbc-shm-cache1-np3, nbc-alloc-shm-np2
+#   nbc-shm-np2..4, nbc-misc-shm-np3, nbc-shm-cache1-np3, nbc-alloc-shm-np2,
+#   nbc-shm-fulldir-np3
 #                          with coll_pnbc_nbc_shm_min_bytes 0: every on-node
 #                          message through shm, paired afresh at each call
 #                          (with a cache of 1, mostly through the directory,
-#                          as instances are rebuilt)
+#                          as instances are rebuilt); nbc-shm-fulldir-np3:
+#                          a 64-entry pool directory, so most instances
+#                          announce their fallback by marker files
 #   nbc-alloc-np2          nbc_alloc with the alloc_counter preload library:
 #                          no heap call from "pnbc" objects per call + wait
 #                          after the first call
@@ -58,6 +61,9 @@ run_case nbc-misc-shm-np3 "$MPIRUN" $(mpiargs 3) --mca coll_pnbc_nbc_shm_min_byt
 # shellcheck disable=SC2046
 run_case nbc-shm-cache1-np3 "$MPIRUN" $(mpiargs 3) --mca coll_pnbc_nbc_shm_min_bytes 0 \
     --mca coll_pnbc_cache_entries 1 "$(bin nbc_test)" 20
+# shellcheck disable=SC2046
+run_case nbc-shm-fulldir-np3 "$MPIRUN" $(mpiargs 3) --mca coll_pnbc_nbc_shm_min_bytes 0 \
+    --mca coll_pnbc_shm_pool_entries 64 "$(bin nbc_test)" 20
 # shellcheck disable=SC2046
 run_case nbc-nolibnbc-np3 "$MPIRUN" $(PNBC_COLL=pnbc,basic,tuned,self mpiargs 3) "$(bin nbc_test)" 20
 # shellcheck disable=SC2046

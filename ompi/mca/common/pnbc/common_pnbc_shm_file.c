@@ -308,14 +308,16 @@ static int recv_fall_back(pnbc_schedule_t *s, shm_region_t *r, const pnbc_channe
     if (NULL != r) {
         r->fallback = true;
         if (ch->retag) {
-            /* announced at each start, which must not fail then (a
-             * marker file per call would not do either); with no pool at
-             * all, senders see that and nothing is announced */
+            /* announced at each start, in the entry reserved now; with
+             * the directory full, by a marker file per start and without
+             * ever a block; with no pool at all, senders see that and
+             * nothing is announced */
             switch (r->entry ? PNBC_SHM_POOL_BLOCK : pnbc_shm_pool_entry_reserve(r)) {
             case PNBC_SHM_POOL_BLOCK:
                 break;
             case PNBC_SHM_POOL_FULL:
-                return OMPI_ERR_OUT_OF_RESOURCE;
+                r->deferred = false;
+                break;
             default:
                 r->deferred = false;
                 r->nopool = true;
@@ -430,17 +432,20 @@ void pnbc_shm_region_announce(shm_region_t *r, int32_t tag)
         region_earn_block(r);
     }
     r->tag = tag;
-    if (!r->fallback) {
-        const uint64_t key = shm_armed_key(r->cid, tag);
-        for (uint32_t k = 0; k < r->nacts; ++k) {
-            shm_action_t *t = r->acts[k]->tstate.ptr;
-            t->slot->base = t->q;
-            __atomic_store_n(&t->slot->armed, key, __ATOMIC_RELEASE);
-        }
+    if (r->fallback) {
+        /* fails only if neither the directory nor a file can be written */
+        (void) region_announce_fallback(r);
+        return;
     }
-    /* the entry was reserved at commit, so this does not fail; it orders
-     * the table's writes before any sender's lookup */
-    (void) pnbc_shm_pool_publish(r, r->fallback);
+    const uint64_t key = shm_armed_key(r->cid, tag);
+    for (uint32_t k = 0; k < r->nacts; ++k) {
+        shm_action_t *t = r->acts[k]->tstate.ptr;
+        t->slot->base = t->q;
+        __atomic_store_n(&t->slot->armed, key, __ATOMIC_RELEASE);
+    }
+    /* a block has a reserved entry, so this does not fail; it orders the
+     * slots' writes before any sender's lookup */
+    (void) pnbc_shm_pool_publish(r, false);
 }
 
 void pnbc_shm_region_withdraw(shm_region_t *r)

@@ -95,7 +95,8 @@
  * the call -- each slot's `armed` = (cid, call tag), its `base` = the
  * fragments it carried so far -- and publishes the block under the
  * call's tag (its directory entry is reserved at commit, so this cannot
- * fail); a sender first checks the slot it used at its last call (the
+ * fail; with none left, the instance stays on pml and says so by a
+ * marker file per call); a sender first checks the slot it used at its last call (the
  * same instances usually meet again: no lookup), else looks the block up,
  * and numbers its fragments from `base`.  Once the receives of the call
  * are done the receiver withdraws and disarms the block.  An instance
