@@ -16,10 +16,11 @@
  *      pnbc itself allocates nothing per start.
  *
  * shm: same-node messages up to a box (coll_pnbc_shm_frag_bytes) go
- *      through a slot in a file shared with the peer, set up at commit (a
- *      flag in a shared mapping: 0.16-0.24 us); larger ones, for the
- *      collectives that take it, in one copy from the sender's buffer
- *      (process_vm_readv).  Tried before pml.
+ *      through a slot of the receiver's shared-memory pool, set up at
+ *      commit (retagged schedules: paired again at each start); larger
+ *      ones, for the collectives that take it, in one copy from the
+ *      sender's buffer (process_vm_readv) or streamed through boxes.
+ *      Tried before pml.  Protocol: common_pnbc_transport_shm.c.
  */
 
 #ifndef MCA_COMMON_PNBC_TRANSPORT_H
