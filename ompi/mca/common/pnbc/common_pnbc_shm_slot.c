@@ -133,8 +133,9 @@ static bool send_pair(pnbc_action_t *a, shm_action_t *t)
     if (NULL == t->slot || !slot_armed(t)) {
         /* Usually the receiver has not reached the call yet: its
          * directory is looked at only every 16th time, so as not to pull
-         * the lines it is about to write to this core at every poll. */
-        if (NULL != t->slot && 0 != (++t->polls & 15)) {
+         * the lines it is about to write to this core at every poll
+         * (unless another send of this start found the block already). */
+        if (NULL != t->slot && NULL == t->region->base && 0 != (++t->polls & 15)) {
             return false;
         }
         if (!send_attach(a, t)) {
