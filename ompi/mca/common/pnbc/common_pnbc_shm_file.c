@@ -450,6 +450,12 @@ void pnbc_shm_region_announce(shm_region_t *r, int32_t tag)
 
 void pnbc_shm_region_withdraw(shm_region_t *r)
 {
+    /* Nothing announced (withdrawn when the last start's receives were
+     * done): the slots are disarmed already; don't write their lines
+     * again, a sender may be polling them. */
+    if (!r->published && NULL == r->marker) {
+        return;
+    }
     /* disarmed, so that a sender remembering the slot does not take it
      * for the start of the same tag 2^26 calls later */
     for (uint32_t k = 0; k < r->nacts && !r->fallback; ++k) {
