@@ -444,14 +444,21 @@ int pnbc_shm_pool_entry_reserve(shm_region_t *r)
     return rc;
 }
 
+/* Take r's entry out of the directory; its count goes too unless it is
+ * reserved (r->entry).  Caller holds pnbc_shm_pool_lock. */
+static void dir_unpublish(pool_t *p, shm_region_t *r)
+{
+    if (NULL != p && r->published) {
+        dir_remove(p, r->cid, r->tag);
+        p->nentries -= !r->entry;
+    }
+    r->published = false;
+}
+
 void pnbc_shm_pool_unpublish(shm_region_t *r)
 {
     pthread_mutex_lock(&pnbc_shm_pool_lock);
-    if (NULL != own_pool && r->published) {
-        dir_remove(own_pool, r->cid, r->tag);
-        own_pool->nentries -= !r->entry;
-    }
-    r->published = false;
+    dir_unpublish(own_pool, r);
     pthread_mutex_unlock(&pnbc_shm_pool_lock);
 }
 
@@ -459,13 +466,11 @@ void pnbc_shm_pool_release(shm_region_t *r)
 {
     pthread_mutex_lock(&pnbc_shm_pool_lock);
     pool_t *p = own_pool;
-    if (NULL != p && r->published) {
-        dir_remove(p, r->cid, r->tag);
+    dir_unpublish(p, r);
+    if (NULL != p && r->entry) {
+        p->nentries--;              /* the reservation */
     }
-    if (NULL != p && (r->published || r->entry)) {
-        p->nentries--;
-    }
-    r->published = r->entry = false;
+    r->entry = false;
     if (NULL != p && r->reserved > 0) {
         size_t rounded;
         const unsigned c = size_class(r->reserved, &rounded);
