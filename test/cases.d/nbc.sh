@@ -19,6 +19,13 @@
 #   nbc-cache1-np3, nbc-cache0-np3, nbc-misc-cache1-np2
 #                          the same with coll_pnbc_cache_entries 1 (eviction
 #                          on almost every call) and 0 (no cache)
+#   nbc-mbox2-np3, nbc-misc-mbox2-np3, nbc-mbox-off-np3, nbc-mbox-fallback-np3
+#                          small messages (below coll_pnbc_nbc_shm_min_bytes)
+#                          through the mailbox with rings of 2 cells (full
+#                          rings: senders wait, receivers move messages
+#                          aside), with the mailbox off (pml), and with a
+#                          pool share too small for it (published
+#                          fallback: pml on the mirrored tag)
 #   nbc-nolibnbc-np3, nbc-misc-nolibnbc-np3
 #                          with --mca coll pnbc,basic,tuned,self: pnbc serves
 #                          every nonblocking slot (also communicator creation)
@@ -65,6 +72,27 @@ run_case nbc-shm-cache1-np3 "$MPIRUN" $(mpiargs 3) --mca coll_pnbc_nbc_shm_min_b
 run_case nbc-shm-fulldir-np3 "$MPIRUN" $(mpiargs 3) --mca coll_pnbc_nbc_shm_min_bytes 0 \
     --mca coll_pnbc_shm_pool_entries 64 "$(bin nbc_test)" 20
 # shellcheck disable=SC2046
+run_case nbc-mbox2-np3 "$MPIRUN" $(mpiargs 3) --mca coll_pnbc_nbc_mailbox_cells 2 "$(bin nbc_test)" 20
+# (and asserts that the receivers did move messages aside: the results of
+# messages taken from the spill list are checked too)
+# shellcheck disable=SC2016
+nbc_spill='
+out=$("$@" 2>&1); rc=$?
+echo "$out" | grep -v "moved aside" | tail -n 20
+[ $rc -eq 0 ] || { echo "FAIL nbc-misc-mbox2: exit $rc"; exit 1; }
+n=$(echo "$out" | grep -c "[1-9][0-9]* messages moved aside")
+[ "$n" -gt 0 ] || { echo "FAIL nbc-misc-mbox2: no message was moved aside"; exit 1; }
+echo "PASS nbc-misc-mbox2 ($n rings moved messages aside)"
+'
+# shellcheck disable=SC2046
+run_case nbc-misc-mbox2-np3 bash -c "$nbc_spill" nbc-spill "$MPIRUN" $(mpiargs 3) \
+    --mca coll_pnbc_nbc_mailbox_cells 2 --mca coll_pnbc_verbose 2 "$(bin nbc_misc)"
+# shellcheck disable=SC2046
+run_case nbc-mbox-off-np3 "$MPIRUN" $(mpiargs 3) --mca coll_pnbc_nbc_mailbox_cells 0 "$(bin nbc_test)" 20
+# shellcheck disable=SC2046
+run_case nbc-mbox-fallback-np3 "$MPIRUN" $(mpiargs 3) --mca coll_pnbc_shm_pool_comm_bytes 65536 \
+    "$(bin nbc_test)" 20
+# shellcheck disable=SC2046
 run_case nbc-nolibnbc-np3 "$MPIRUN" $(PNBC_COLL=pnbc,basic,tuned,self mpiargs 3) "$(bin nbc_test)" 20
 # shellcheck disable=SC2046
 run_case nbc-misc-nolibnbc-np3 "$MPIRUN" $(PNBC_COLL=pnbc,basic,tuned,self mpiargs 3) "$(bin nbc_misc)"
@@ -102,4 +130,4 @@ echo "FAIL nbc-valgrind: memory errors in pnbc (logs: $d)"; exit 1
 '
 # shellcheck disable=SC2046
 run_case nbc-valgrind-np2 bash -c "$nbc_valgrind" nbc-valgrind "$(bin nbc_misc)" "$MPIRUN" $(mpiargs 2)
-unset nbc_np nbc_f nbc_alloc_so nbc_valgrind
+unset nbc_np nbc_f nbc_alloc_so nbc_valgrind nbc_spill

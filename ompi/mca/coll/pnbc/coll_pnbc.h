@@ -79,6 +79,10 @@ typedef struct mca_coll_pnbc_module_t {
      * instance each rank runs it with. */
     uint32_t ncalls;
     pnbc_nbc_cache_t cache;
+    /* Its communicator's id: what the engine's transports keep for the
+     * communicator goes at module destruction (pnbc_transport_comm_free). */
+    uint32_t cid;
+    bool has_cid;
 } mca_coll_pnbc_module_t;
 
 OBJ_CLASS_DECLARATION(mca_coll_pnbc_module_t);

@@ -99,6 +99,13 @@ static int pnbc_register(void)
         "call (docs/nbc.md). Must be the same on all processes",
         MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_5,
         MCA_BASE_VAR_SCOPE_ALL_EQ, &e->shm_retag_min_bytes);
+    (void) mca_base_component_var_register(&c->super.collm_version, "nbc_mailbox_cells",
+        "Nonblocking collectives: on-node messages below coll_pnbc_nbc_shm_min_bytes go "
+        "through a ring of this many cells (rounded up to a power of two) per pair of "
+        "processes and communicator, matched by the call, so a sender writes at once "
+        "(0: through the PML). Must be the same on all processes",
+        MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_5,
+        MCA_BASE_VAR_SCOPE_ALL_EQ, &e->nbc_mailbox_cells);
     (void) mca_base_component_var_register(&c->super.collm_version, "shm_frag_bytes",
         "Shared memory transport: messages up to this size go through one box (copy "
         "in, copy out); larger ones, for the collectives that take them, are read "

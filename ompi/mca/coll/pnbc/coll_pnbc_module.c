@@ -16,6 +16,7 @@
 #include "coll_pnbc.h"
 #include "coll_pnbc_algorithms.h"
 #include "common_pnbc_request.h"
+#include "common_pnbc_transport.h"
 
 #include "ompi/info/info.h"
 #include "ompi/mca/topo/base/base.h"
@@ -36,6 +37,7 @@ static void pnbc_module_construct(mca_coll_pnbc_module_t *module)
 {
     module->ninit = 0;
     module->ncalls = 0;
+    module->has_cid = false;
     memset(&module->cache, 0, sizeof(module->cache));
 }
 
@@ -44,6 +46,9 @@ static void pnbc_module_construct(mca_coll_pnbc_module_t *module)
 static void pnbc_module_destruct(mca_coll_pnbc_module_t *module)
 {
     mca_coll_pnbc_cache_fini(module);
+    if (module->has_cid) {
+        pnbc_transport_comm_free(module->cid);
+    }
 }
 
 OBJ_CLASS_INSTANCE(mca_coll_pnbc_module_t, mca_coll_base_module_t,
@@ -126,6 +131,8 @@ mca_coll_base_module_t *mca_coll_pnbc_comm_query(struct ompi_communicator_t *com
     }
     *priority = mca_coll_pnbc_component.priority;
     module->super.coll_module_enable = pnbc_module_enable;
+    module->cid = comm->c_contextid;
+    module->has_cid = true;
     fill_slots(&module->super, OMPI_COMM_IS_INTER(comm));
     return &module->super;
 }

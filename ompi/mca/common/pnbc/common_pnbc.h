@@ -54,6 +54,9 @@ typedef struct pnbc_engine_params_t {
     int shm_retag_min_bytes;    /* retagged schedules (nonblocking calls)
                                    take shm from this size on
                                    (coll_pnbc_nbc_shm_min_bytes) */
+    int nbc_mailbox_cells;      /* smaller ones go through a ring of this
+                                   many cells per pair and communicator
+                                   (coll_pnbc_nbc_mailbox_cells; 0: pml) */
 } pnbc_engine_params_t;
 
 OMPI_DECLSPEC extern pnbc_engine_params_t mca_common_pnbc_params;

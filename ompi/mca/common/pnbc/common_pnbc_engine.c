@@ -32,7 +32,8 @@ pnbc_engine_params_t mca_common_pnbc_params = {
     .shm_pool_node_bytes = (size_t) 1 << 30,
     .shm_pool_step_bytes = (size_t) 4 << 20,
     .shm_pool_entries = 131072,
-    .shm_retag_min_bytes = 2049,
+    .shm_retag_min_bytes = 8193,
+    .nbc_mailbox_cells = 16,
 };
 
 pnbc_engine_t mca_common_pnbc_engine = {

@@ -9,6 +9,7 @@
  */
 
 #include "common_pnbc_request.h"
+#include "common_pnbc_transport.h"
 
 #include "ompi/errhandler/errhandler.h"
 
@@ -92,6 +93,7 @@ int pnbc_request_progress_all(void)
             completed++;
         }
     }
+    pnbc_transport_progress();
     pnbc_engine_unlock();
     in_progress = false;
     return completed;

@@ -265,6 +265,12 @@ static inline bool send_box_free(shm_action_t *t, uint64_t q)
 /* Between the files                                                  */
 /* ------------------------------------------------------------------ */
 
+/* common_pnbc_transport_shm.c: is rank a process of our node and job
+ * (its pool is one we can map)?  May action a of ch take shared memory
+ * at all (on, intracommunicator, not ourselves, such a peer)? */
+bool pnbc_shm_peer_local(ompi_communicator_t *comm, int rank);
+bool pnbc_shm_peer_ok(const pnbc_action_t *a, const pnbc_channel_t *ch);
+
 /* common_pnbc_shm_file.c: the directory of process `name`'s files
  * (malloc'ed; NULL: none), and our own (created at first use). */
 char *pnbc_shm_dir_path(const opal_process_name_t *name);
@@ -286,6 +292,9 @@ bool pnbc_shm_marker_exists(const shm_region_t *r);
  * commit; withdraw and disarm it once this start's receives are done. */
 void pnbc_shm_region_announce(shm_region_t *r, int32_t tag);
 void pnbc_shm_region_withdraw(shm_region_t *r);
+/* Tell the senders that r's receives go over pml: the directory, or a
+ * marker file when it is full.  Error if neither can be written. */
+int pnbc_shm_region_announce_fallback(shm_region_t *r);
 
 /* common_pnbc_shm_pool.c: the pool (see there). */
 enum {

@@ -267,9 +267,7 @@ static void block_fill(shm_region_t *r, size_t table_end, int pressure)
     h->magic = SHM_MAGIC;
 }
 
-/* Tell the senders that r's receives go over pml: the directory, or a
- * marker file when it is full. */
-static int region_announce_fallback(shm_region_t *r)
+int pnbc_shm_region_announce_fallback(shm_region_t *r)
 {
     if (pnbc_shm_pool_publish(r, true)) {
         return OMPI_SUCCESS;
@@ -323,7 +321,7 @@ static int recv_fall_back(pnbc_schedule_t *s, shm_region_t *r, const pnbc_channe
                 r->nopool = true;
             }
         } else {
-            if (OMPI_SUCCESS != region_announce_fallback(r)) {
+            if (OMPI_SUCCESS != pnbc_shm_region_announce_fallback(r)) {
                 return OMPI_ERR_OUT_OF_RESOURCE;
             }
             if (NULL != r->marker) {
@@ -434,7 +432,7 @@ void pnbc_shm_region_announce(shm_region_t *r, int32_t tag)
     r->tag = tag;
     if (r->fallback) {
         /* fails only if neither the directory nor a file can be written */
-        (void) region_announce_fallback(r);
+        (void) pnbc_shm_region_announce_fallback(r);
         return;
     }
     const uint64_t key = shm_armed_key(r->cid, tag);

@@ -78,12 +78,22 @@ typedef struct pnbc_transport_t {
     void (*retag)(pnbc_action_t *a, const pnbc_channel_t *ch);
     /* At free: release what bind prepared.  NULL: nothing to release. */
     void (*unbind)(pnbc_action_t *a);
+    /* At each engine progress pass while requests are active (engine
+     * lock held): work no action of this process is polling for.  NULL:
+     * none. */
+    void (*progress)(void);
+    /* A communicator is freed: drop what the transport keeps for it
+     * beyond any request (the mailbox).  NULL: nothing. */
+    void (*comm_free)(uint32_t cid);
 } pnbc_transport_t;
 
 extern const pnbc_transport_t pnbc_transport_pml;
 /* shm: same-node messages through slots of a shared file
  * (common_pnbc_transport_shm.c, common_pnbc_shm*.c). */
 extern const pnbc_transport_t pnbc_transport_shm;
+/* mbox: small messages of retagged schedules through a ring per pair of
+ * on-node processes and communicator (common_pnbc_transport_mbox.c). */
+extern const pnbc_transport_t pnbc_transport_mbox;
 
 /* Bind an action to the first transport that accepts it (pml always does). */
 void pnbc_transport_bind(pnbc_action_t *a, const pnbc_channel_t *ch);
@@ -91,6 +101,9 @@ void pnbc_transport_bind(pnbc_action_t *a, const pnbc_channel_t *ch);
 int pnbc_transport_commit(pnbc_schedule_t *s, const pnbc_channel_t *ch);
 /* Release an action's transport state (schedule destruction). */
 void pnbc_transport_unbind(pnbc_action_t *a);
+/* The transports' progress and communicator-free hooks (see above). */
+void pnbc_transport_progress(void);
+void pnbc_transport_comm_free(uint32_t cid);
 /* Component close: remove the shm files of requests never freed. */
 void pnbc_transport_shm_finalize(void);
 

@@ -58,6 +58,7 @@ const pnbc_transport_t pnbc_transport_pml = {
 /* Transports in order of preference; the last one accepts everything. */
 static const pnbc_transport_t *const transports[] = {
     &pnbc_transport_shm,
+    &pnbc_transport_mbox,
     &pnbc_transport_pml,
 };
 
@@ -92,4 +93,24 @@ void pnbc_transport_unbind(pnbc_action_t *a)
         a->transport->unbind(a);
     }
     a->transport = NULL;
+}
+
+void pnbc_transport_progress(void)
+{
+    const size_t n = sizeof(transports) / sizeof(transports[0]);
+    for (size_t i = 0; i < n; ++i) {
+        if (NULL != transports[i]->progress) {
+            transports[i]->progress();
+        }
+    }
+}
+
+void pnbc_transport_comm_free(uint32_t cid)
+{
+    const size_t n = sizeof(transports) / sizeof(transports[0]);
+    for (size_t i = 0; i < n; ++i) {
+        if (NULL != transports[i]->comm_free) {
+            transports[i]->comm_free(cid);
+        }
+    }
 }

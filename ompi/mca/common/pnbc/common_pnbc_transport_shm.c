@@ -129,7 +129,16 @@
 /* bind / unbind                                                      */
 /* ------------------------------------------------------------------ */
 
-static bool shm_peer_ok(const pnbc_action_t *a, const pnbc_channel_t *ch)
+bool pnbc_shm_peer_local(ompi_communicator_t *comm, int rank)
+{
+    ompi_proc_t *peer = ompi_comm_peer_lookup(comm, rank);
+    /* Peers of another job (dynamic processes) would have their files in
+     * another job's namespace: leave them to pml. */
+    return NULL != peer && OPAL_PROC_ON_LOCAL_NODE(peer->super.proc_flags) &&
+           peer->super.proc_name.jobid == ompi_proc_local()->super.proc_name.jobid;
+}
+
+bool pnbc_shm_peer_ok(const pnbc_action_t *a, const pnbc_channel_t *ch)
 {
     ompi_communicator_t *comm = ch->comm;
 
@@ -137,11 +146,7 @@ static bool shm_peer_ok(const pnbc_action_t *a, const pnbc_channel_t *ch)
         a->peer == ompi_comm_rank(comm)) {
         return false;
     }
-    ompi_proc_t *peer = ompi_comm_peer_lookup(comm, a->peer);
-    /* Peers of another job (dynamic processes) would have their files in
-     * another job's namespace: leave them to pml. */
-    return NULL != peer && OPAL_PROC_ON_LOCAL_NODE(peer->super.proc_flags) &&
-           peer->super.proc_name.jobid == ompi_proc_local()->super.proc_name.jobid;
+    return pnbc_shm_peer_local(comm, a->peer);
 }
 
 static bool shm_bind(pnbc_action_t *a, const pnbc_channel_t *ch)
@@ -153,7 +158,7 @@ static bool shm_bind(pnbc_action_t *a, const pnbc_channel_t *ch)
     const int max_bytes = mca_common_pnbc_params.shm_max_bytes;
     if (max_bytes < 0 || ch->sizes_may_differ || bytes > (size_t) max_bytes ||
         (ch->retag && bytes < (size_t) mca_common_pnbc_params.shm_retag_min_bytes) ||
-        !shm_peer_ok(a, ch) ||
+        !pnbc_shm_peer_ok(a, ch) ||
         (bytes > shm_box_max(ch) && bytes > ch->large.shm_max)) {
         return false;
     }

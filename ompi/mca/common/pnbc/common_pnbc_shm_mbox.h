@@ -1,0 +1,123 @@
+/*
+ * Copyright (c) 2026 The pnbc developers.
+ * SPDX-License-Identifier: BSD-3-Clause
+ *
+ * The mailbox's private declarations (the protocol is described at the
+ * top of common_pnbc_transport_mbox.c): the block's layout, the rings as
+ * each side sees them, the per-communicator state, and what the
+ * transport (common_pnbc_transport_mbox.c) and the mailbox itself
+ * (common_pnbc_shm_mbox.c) share.
+ */
+
+#ifndef MCA_COMMON_PNBC_SHM_MBOX_H
+#define MCA_COMMON_PNBC_SHM_MBOX_H
+
+#include "common_pnbc_shm.h"
+
+BEGIN_C_DECLS
+
+#define MBOX_MAGIC      UINT64_C(0x31786f626d626e70)   /* "pnbmbox1" */
+#define MBOX_TAG        (PNBC_TAG_FIRST + 1)   /* its directory key: no request's tag */
+#define MBOX_CELLS_MAX  1024
+
+/* The block: header | table[nrings] | rings; a ring: its `tail` line,
+ * then ncells cells of cell_size bytes. */
+typedef struct mbox_header_t {
+    uint64_t magic;
+    uint32_t nrings;
+    uint32_t ncells;
+    uint64_t cell_size;
+    uint64_t payload;
+    volatile uint64_t wanted;   /* a sender waits for room in its ring */
+} mbox_header_t;
+
+typedef struct mbox_entry_t {
+    int32_t sender;
+    uint32_t pad;
+    uint64_t offset;            /* of its ring, from the block's start */
+} mbox_entry_t;
+
+typedef struct mbox_cell_t {
+    volatile uint64_t full;     /* w + 1 once cell w is written */
+    uint64_t key;               /* mbox_key() */
+    uint64_t len;
+    uint64_t pad;
+    char data[];
+} mbox_cell_t;
+
+static inline uint64_t mbox_key(int tag, uint32_t pair_seq)
+{
+    return (uint64_t) (uint32_t) tag << 32 | pair_seq;
+}
+
+/* A ring as either side sees it. */
+typedef struct mbox_ring_t {
+    volatile uint64_t *tail;    /* shared: the receiver's oldest untaken cell */
+    char *cells;
+    uint64_t mask;              /* ncells - 1 */
+    size_t cell_size;
+    size_t payload;
+    uint64_t next;              /* sender: the next cell to write;
+                                   receiver: its oldest untaken one */
+    uint64_t seen;              /* sender: *tail, last read */
+    uint64_t *done;             /* receiver (private): cell w taken when
+                                   done[w & mask] == w + 1 */
+} mbox_ring_t;
+
+typedef struct mbox_spill_t {
+    struct mbox_spill_t *next;
+    uint64_t key;
+    uint64_t len;
+    char data[];
+} mbox_spill_t;
+
+enum { MBOX_UNKNOWN, MBOX_READY, MBOX_PML, MBOX_BROKEN };
+
+typedef struct mbox_in_t {      /* receiver: one per on-node sender */
+    mbox_ring_t ring;
+    mbox_spill_t *spill;        /* messages moved aside, oldest first */
+    uint64_t stall;             /* progress: ring.next + 1 when last seen stuck */
+    uint64_t spilled;           /* messages moved aside (coll_pnbc_verbose 2) */
+} mbox_in_t;
+
+typedef struct mbox_out_t {     /* sender: one per receiver */
+    mbox_ring_t ring;
+    shm_region_t *region;       /* the receiver's block, once found */
+    mbox_header_t *hdr;
+    int state;                  /* MBOX_*: where our messages to it go */
+    uint32_t stuck;             /* polls that found the ring full */
+} mbox_out_t;
+
+typedef struct mbox_comm_t {
+    uint32_t cid;
+    int size;
+    int refs;                   /* the communicator + bound actions */
+    bool live;                  /* the communicator is not freed */
+    int own_state;              /* our block: MBOX_UNKNOWN until built */
+    shm_region_t *own;
+    mbox_in_t **in;             /* by sender rank */
+    mbox_out_t **out;           /* by receiver rank */
+    struct mbox_comm_t *next;
+} mbox_comm_t;
+
+/* common_pnbc_shm_mbox.c.  The per-communicator state: the first bind
+ * makes it (receiver: and builds the block), each bound action holds a
+ * reference; comm_free drops the communicator's. */
+mbox_comm_t *pnbc_mbox_comm_hold(const pnbc_channel_t *ch, const pnbc_action_t *a);
+void pnbc_mbox_comm_release(mbox_comm_t *mc);
+void pnbc_mbox_comm_free(uint32_t cid);
+/* Sender: where do our messages to o go (looked up until known)? */
+int pnbc_mbox_out_state(mbox_out_t *o, const mbox_comm_t *mc, int me, int peer);
+/* Sender: write a message into o's next cell; false: no room yet. */
+bool pnbc_mbox_write(mbox_out_t *o, uint64_t key, const char *flat, opal_convertor_t *conv,
+                     size_t bytes, int *err);
+/* Receiver: find the message `key` from n; calls deliver(arg, data,
+ * len) and returns true once it is there. */
+bool pnbc_mbox_take(mbox_in_t *n, uint64_t key,
+                    void (*deliver)(void *arg, const char *data, uint64_t len), void *arg);
+/* Engine progress: move messages aside from rings whose sender waits. */
+void pnbc_mbox_progress(void);
+
+END_C_DECLS
+
+#endif /* MCA_COMMON_PNBC_SHM_MBOX_H */

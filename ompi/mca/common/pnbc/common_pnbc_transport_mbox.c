@@ -1,0 +1,258 @@
+/*
+ * Copyright (c) 2026 The pnbc developers.
+ * SPDX-License-Identifier: BSD-3-Clause
+ *
+ * The mailbox transport: small messages of retagged schedules (cached
+ * nonblocking instances) between processes of one node, through a ring
+ * of cells per pair of processes and communicator, matched by the call.
+ *
+ * Why a third transport
+ * ---------------------
+ * A retagged schedule's slot (common_pnbc_transport_shm.c) belongs to the
+ * receiver's instance, which the sender does not know: it waits until
+ * the receiver has armed the slot for the call, a one-way trip before any
+ * byte moves, which for small messages costs more than ob1's eager
+ * protocol (docs/nbc.md).  A mailbox belongs to the pair instead, so a
+ * sender writes at once, like an eager protocol, and its receiver picks
+ * the message out by the call's key -- whatever instance either side
+ * runs the call with.
+ *
+ * Layout (one block per communicator in the receiver's pool, published
+ * under (cid, MBOX_TAG), built at the first bind of a receive):
+ *
+ *     header | table[nrings] {sender, offset}
+ *            | ring: tail | cell 0 | cell 1 | ...    per on-node sender
+ *     cell:  [full | key | len | data (payload bytes)]
+ *
+ * Protocol.  Both sides count the ring's cells: the sender writes cell
+ * w (w = 0, 1, ...) into place w % ncells once the receiver's `tail` (its
+ * oldest untaken cell, on the ring's own line) has passed w - ncells,
+ * then full = w + 1 (release); it reads `tail` only when what it saw
+ * last does not tell.  The key is (call tag, pair_seq): the call's
+ * tag agrees on every rank, pair_seq is the message's place among those
+ * of the pair in the schedule.  The receiver looks at the cells from its
+ * oldest untaken one on, takes the one with its key and moves its tail
+ * over the cells taken: messages of other calls or of later rounds stay
+ * where they are.  When all ncells cells are
+ * written and untaken, the sender is stuck: the receiver then copies the
+ * oldest into private memory (a spill list, searched first), from the
+ * receive that does not find its message, or -- for a receiver busy with
+ * something else -- from its progress, which a sender wakes through the
+ * header's `wanted`.  So no call waits for one that is not running.
+ *
+ * Agreement: messages below coll_pnbc_nbc_shm_min_bytes of a retagged
+ * schedule, intracommunicator, same node and job, with
+ * coll_pnbc_nbc_mailbox_cells > 0 (all must be equal everywhere).  A
+ * receiver whose pool has no room for the block publishes the fallback
+ * (or its marker file); both sides then carry these messages over pml
+ * on the call's mirrored tag, as the slot fallback does.
+ *
+ * Lifetime: the block and the pair state live as long as the
+ * communicator (pnbc_transport_comm_free(), from the coll module's
+ * destructor), or as long as an action still bound to them.
+ *
+ * The code: this file is the transport (bind, post, test);
+ * common_pnbc_shm_mbox.c the mailbox (block, rings, per-communicator
+ * state), common_pnbc_shm_mbox.h what they share.
+ */
+
+#include "common_pnbc_shm_mbox.h"
+
+#include "ompi/mca/pml/pml.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct mbox_act_t {
+    mbox_comm_t *mc;
+    mbox_out_t *out;            /* SEND */
+    mbox_in_t *in;              /* RECV (NULL: pml) */
+    uint64_t key;               /* of this start's message */
+    size_t bytes;
+    char *flat;                 /* contiguous data, or NULL: conv */
+    opal_convertor_t *conv;
+    pnbc_channel_t ch;
+    ompi_request_t *req;        /* the pml fallback's */
+    bool done;
+    int err;
+} mbox_act_t;
+
+static int fallback_post(pnbc_action_t *a, mbox_act_t *t)
+{
+    /* the mirrored tag, as the slot fallback (common_pnbc_shm_slot.c) */
+    const int tag = pnbc_local_tag(pnbc_channel_tag(&t->ch, a));
+    if (PNBC_ACT_SEND == a->kind) {
+        return MCA_PML_CALL(isend(a->buf.addr, a->buf.count, a->buf.dtype, a->peer, tag,
+                                  MCA_PML_BASE_SEND_STANDARD, t->ch.comm, &t->req));
+    }
+    return MCA_PML_CALL(irecv(a->buf.addr, a->buf.count, a->buf.dtype, a->peer, tag,
+                              t->ch.comm, &t->req));
+}
+
+static void recv_deliver(void *arg, const char *data, uint64_t len)
+{
+    mbox_act_t *t = arg;
+    if (OPAL_UNLIKELY(len > t->bytes)) {
+        t->err = MPI_ERR_TRUNCATE;
+    } else if (NULL != t->flat) {
+        memcpy(t->flat, data, len);
+    } else if (len > 0 && pnbc_convert_part(t->conv, (void *) data, len, 0, false) != len) {
+        t->err = MPI_ERR_TRUNCATE;
+    }
+}
+
+/* Move what can move; t->done when the action needs nothing more. */
+static void act_progress(pnbc_action_t *a, mbox_act_t *t)
+{
+    int rc = OMPI_SUCCESS;
+
+    if (NULL != t->req) {
+        if (REQUEST_COMPLETE(t->req)) {
+            t->err = t->req->req_status.MPI_ERROR;
+            ompi_request_free(&t->req);
+            t->req = NULL;
+            t->done = true;
+        }
+        return;
+    }
+    if (PNBC_ACT_RECV == a->kind) {
+        if (OPAL_LIKELY(NULL != t->in)) {
+            t->done = pnbc_mbox_take(t->in, t->key, recv_deliver, t);
+        } else {
+            rc = fallback_post(a, t);
+        }
+    } else {
+        switch (pnbc_mbox_out_state(t->out, t->mc, ompi_comm_rank(t->ch.comm), a->peer)) {
+        case MBOX_READY:
+            t->done = pnbc_mbox_write(t->out, t->key, t->flat, t->conv, t->bytes, &t->err);
+            break;
+        case MBOX_PML:
+            rc = fallback_post(a, t);
+            break;
+        case MBOX_BROKEN:
+            rc = MPI_ERR_INTERN;    /* the two sides disagree */
+            break;
+        default:
+            break;                  /* the receiver has not said yet */
+        }
+    }
+    if (OMPI_SUCCESS != rc) {
+        t->err = rc;
+        t->done = true;
+    }
+}
+
+static bool mbox_bind(pnbc_action_t *a, const pnbc_channel_t *ch)
+{
+    const size_t bytes = (NULL == a->buf.dtype) ? 0 : a->buf.count * a->buf.dtype->super.size;
+
+    /* Both sides decide alike (see the top of this file). */
+    if (!ch->retag || ch->sizes_may_differ || mca_common_pnbc_params.nbc_mailbox_cells <= 0 ||
+        bytes >= (size_t) mca_common_pnbc_params.shm_retag_min_bytes || !pnbc_shm_peer_ok(a, ch)) {
+        return false;
+    }
+    /* Ours from here on; a failure leaves tstate.ptr NULL and fails the
+     * commit (mbox_commit). */
+    mbox_act_t *t = calloc(1, sizeof(*t));
+    if (NULL == t) {
+        return true;
+    }
+    t->bytes = bytes;
+    t->ch = *ch;
+    if (bytes > 0) {
+        if (ompi_datatype_is_contiguous_memory_layout(a->buf.dtype, a->buf.count)) {
+            ptrdiff_t true_lb, true_extent;
+            ompi_datatype_get_true_extent(a->buf.dtype, &true_lb, &true_extent);
+            t->flat = (char *) a->buf.addr + true_lb;
+        } else if (NULL == (t->conv = pnbc_prepared_convertor(&a->buf, PNBC_ACT_SEND == a->kind))) {
+            free(t);
+            return true;
+        }
+    }
+    t->mc = pnbc_mbox_comm_hold(ch, a);
+    if (NULL == t->mc) {
+        if (NULL != t->conv) {
+            OBJ_RELEASE(t->conv);
+        }
+        free(t);
+        return true;
+    }
+    if (PNBC_ACT_SEND == a->kind) {
+        t->out = t->mc->out[a->peer];
+    } else if (MBOX_READY == t->mc->own_state) {
+        t->in = t->mc->in[a->peer];
+    }
+    a->tstate.ptr = t;
+    return true;
+}
+
+static int mbox_commit(pnbc_schedule_t *s, const pnbc_channel_t *ch)
+{
+    (void) ch;
+    for (uint32_t i = 0; i < s->nactions; ++i) {
+        if (s->actions[i].transport == &pnbc_transport_mbox && NULL == s->actions[i].tstate.ptr) {
+            return OMPI_ERR_OUT_OF_RESOURCE;    /* see mbox_bind */
+        }
+    }
+    return OMPI_SUCCESS;
+}
+
+static void mbox_retag(pnbc_action_t *a, const pnbc_channel_t *ch)
+{
+    mbox_act_t *t = a->tstate.ptr;
+    t->ch.tag = ch->tag;
+    t->key = mbox_key(ch->tag, a->pair_seq);
+}
+
+static int mbox_post(pnbc_action_t *a, const pnbc_channel_t *ch)
+{
+    mbox_act_t *t = a->tstate.ptr;
+    (void) ch;  /* the same as t->ch */
+    t->done = false;
+    t->err = MPI_SUCCESS;
+    a->inflight = true;
+    act_progress(a, t);
+    return OMPI_SUCCESS;
+}
+
+static bool mbox_test(pnbc_action_t *a, int *err)
+{
+    mbox_act_t *t = a->tstate.ptr;
+    if (!t->done) {
+        act_progress(a, t);
+        if (!t->done) {
+            return false;
+        }
+    }
+    a->inflight = false;
+    *err = t->err;
+    return true;
+}
+
+static void mbox_unbind(pnbc_action_t *a)
+{
+    mbox_act_t *t = a->tstate.ptr;
+    if (NULL == t) {
+        return;
+    }
+    if (NULL != t->conv) {
+        OBJ_RELEASE(t->conv);
+    }
+    pnbc_mbox_comm_release(t->mc);
+    free(t);
+    a->tstate.ptr = NULL;
+}
+
+const pnbc_transport_t pnbc_transport_mbox = {
+    .name = "mbox",
+    /* a SEND is done once its message is in the receiver's ring */
+    .caps = PNBC_TCAP_EAGER_SEND,
+    .bind = mbox_bind,
+    .commit = mbox_commit,
+    .post = mbox_post,
+    .test = mbox_test,
+    .retag = mbox_retag,
+    .unbind = mbox_unbind,
+    .progress = pnbc_mbox_progress,
+    .comm_free = pnbc_mbox_comm_free,
+};
