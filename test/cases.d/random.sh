@@ -30,6 +30,10 @@
 #                      schedule cache of one entry
 #       mbox2          small nonblocking messages through mailbox rings of
 #                      2 cells (coll_pnbc_nbc_mailbox_cells), a cache of 4
+#       smallpool      a 256 KiB pool share per communicator: most requests
+#                      find the pool under pressure (messages above 4 KiB
+#                      offered for single copy, streamed through two small
+#                      boxes from non-contiguous senders) or full (pml)
 #   random-shm-stream-np3   shm boxes of 1 KiB (coll_pnbc_shm_frag_bytes, the
 #                      minimum) with single copy on and a stream fragment
 #                      of 1000 bytes.  It hung before the shm pool's block
@@ -62,6 +66,7 @@ rnd_algC="$rnd_p""_barrier_algorithm dissemination $rnd_p""_bcast_algorithm scat
 rnd_pml="$rnd_p""_shm 0 $rnd_p""_bcast_algorithm binary_pipeline $rnd_p""_segsize 64"
 rnd_cache1="$rnd_p""_cache_entries 1 $rnd_p""_nbc_shm_min_bytes 0"
 rnd_mbox2="$rnd_p""_nbc_mailbox_cells 2 $rnd_p""_cache_entries 4"
+rnd_smallpool="$rnd_p""_shm_pool_comm_bytes 262144"
 
 # name np seed ops coll-list "mca options" [program options]
 rnd_case() {
@@ -84,7 +89,9 @@ rnd_case random-np4-303-pml 4 303 500 "$rnd_coll" "$rnd_pml"
 rnd_case random-np4-304-algC 4 304 500 "$rnd_coll" "$rnd_algC"
 rnd_case random-np3-205-mbox2 3 205 1500 "$rnd_coll" "$rnd_mbox2"
 rnd_case random-np4-305-mbox2 4 305 1000 "$rnd_coll" "$rnd_mbox2"
+rnd_case random-np3-206-smallpool 3 206 1500 "$rnd_coll" "$rnd_smallpool"
+rnd_case random-np2-106-smallpool 2 106 1500 "$rnd_coll" "$rnd_smallpool"
 rnd_case random-shm-stream-np3 3 1 1000 "$rnd_coll" \
     "$rnd_p""_shm_frag_bytes 1024 $rnd_p""_shm_stream_frag_bytes 1000" --timeout 60
-unset rnd_p rnd_algA rnd_algC rnd_pml rnd_cache1 rnd_mbox2 rnd_coll
+unset rnd_p rnd_algA rnd_algC rnd_pml rnd_cache1 rnd_mbox2 rnd_smallpool rnd_coll
 unset -f rnd_case

@@ -41,6 +41,8 @@ BEGIN_C_DECLS
 #define SHM_STREAM_DEPTH 4      /* boxes per slot of a streamed message */
 #define SHM_FRAG_MIN    1024
 #define SHM_STREAM_FRAG_MIN 256 /* > the largest element a fold carries */
+#define SHM_OFFER_MIN   4096    /* a pool under pressure: larger messages
+                                   are offered (see slot_shape()) */
 
 /* ------------------------------------------------------------------ */
 /* A request's block                                                  */
@@ -64,6 +66,9 @@ typedef struct shm_entry_t {
     uint64_t capacity;      /* bytes the receiver expects */
     uint64_t depth;         /* boxes in the slot */
     uint64_t frag;          /* bytes per box */
+    uint64_t offer;         /* the receiver asks for single copy (see
+                               slot_shape()): the sender offers its buffer
+                               whenever it lies in one piece */
 } shm_entry_t;
 
 /* A slot: the receiver's counter, then `depth` boxes; fragment q goes
@@ -162,6 +167,7 @@ typedef struct shm_action_t {
     int err;
     uint64_t gen;           /* sender: the block's incarnation at attach */
     const shm_header_t *hdr;    /* sender: that block */
+    bool offer_asked;       /* sender: the slot's entry asks for an offer */
     bool unpaired;          /* sender, retagged: the slot is not yet known
                                to be armed for this start */
     uint32_t polls;         /* sender, retagged: polls while unpaired */
@@ -185,6 +191,7 @@ typedef struct shm_action_t {
 typedef struct shm_shape_t {
     size_t frag;            /* bytes per box */
     size_t depth;           /* boxes, a power of two */
+    bool offer;             /* ask the sender for single copy */
 } shm_shape_t;
 
 /* The receiver's choice of boxes for a message of `bytes` (the sender
@@ -201,7 +208,13 @@ typedef struct shm_shape_t {
  * coll_pnbc_shm_stream_frag_bytes, so a slot's memory does not grow with
  * the message.  As the receiver's pool fills (pnbc_shm_pool_pressure()),
  * its new slots get fewer boxes: 8, then 2, then 1 (streamed: 4, then 2),
- * so many live requests cost memory in proportion to their messages. */
+ * and messages above SHM_OFFER_MIN a slot of two small boxes whose entry
+ * asks the sender to offer its buffer (single copy, read with
+ * process_vm_readv, folded through a bounce buffer in a reduction): the
+ * pool then holds a request's messages in a few KiB, however large, and
+ * the pages both processes touch (their RSS) do not grow with them.  A
+ * sender whose data is not in one piece, or a receiver that cannot read
+ * it, streams through the two boxes instead. */
 static inline size_t shm_box_max(const pnbc_channel_t *ch)
 {
     const int forced = mca_common_pnbc_params.shm_frag_bytes;
@@ -212,15 +225,19 @@ static inline size_t shm_box_max(const pnbc_channel_t *ch)
 static inline shm_shape_t slot_shape(const shm_action_t *t, int pressure)
 {
     const size_t bytes = t->bytes;
+    if (pressure > 0 && bytes > SHM_OFFER_MIN && !t->ch.retag &&
+        mca_common_pnbc_params.shm_single_copy) {
+        return (shm_shape_t) { SHM_FRAG_MIN, 2, true };
+    }
     if (bytes <= shm_box_max(&t->ch)) {
         /* A retagged schedule's sender cannot run ahead into the next
          * call (it waits for the receiver to arm the slot): one box. */
         return (shm_shape_t) { bytes, (0 == pressure && !t->ch.retag) ? SHM_DEEP
-                                      : (1 == pressure && !t->ch.retag) ? 2 : 1 };
+                                      : (1 == pressure && !t->ch.retag) ? 2 : 1, false };
     }
     const int stream = mca_common_pnbc_params.shm_stream_frag_bytes;
     return (shm_shape_t) { (stream < SHM_STREAM_FRAG_MIN) ? SHM_STREAM_FRAG_MIN : (size_t) stream,
-                           (0 == pressure) ? SHM_STREAM_DEPTH : 2 };
+                           (0 == pressure) ? SHM_STREAM_DEPTH : 2, false };
 }
 /* ------------------------------------------------------------------ */
 /* Helpers every part uses                                            */

@@ -111,6 +111,28 @@ static bool recv_read_packed(shm_action_t *t, const shm_offer_t *o, uint64_t byt
     return true;
 }
 
+/* The offered message folded into a reduction (a slot of a pool under
+ * pressure, see slot_shape()): read through a bounce buffer on the stack,
+ * a piece at a time.  Only a failed first read can be refused -- the
+ * message then follows as fragments -- as later ones have folded part of
+ * it already. */
+static bool recv_read_fold(shm_action_t *t, const shm_offer_t *o, uint64_t bytes)
+{
+    char bounce[16384];
+    for (uint64_t at = 0; at < bytes; at += sizeof(bounce)) {
+        const uint64_t len = (bytes - at < sizeof(bounce)) ? bytes - at : sizeof(bounce);
+        if (!read_peer(o->pid, o->addr + at, bounce, len)) {
+            if (0 == at) {
+                return false;
+            }
+            t->err = MPI_ERR_INTERN;
+            return true;
+        }
+        pnbc_shm_recv_fold(t, bounce, len);
+    }
+    return true;
+}
+
 /* Receiver: box q holds the sender's offer.  Copy the message straight
  * from its buffer (true), or refuse (false: it follows as fragments);
  * either way the offer's box is consumed. */
@@ -123,9 +145,10 @@ bool pnbc_shm_recv_take_offer(shm_action_t *t, shm_box_t *box, uint64_t q)
         bytes = 0;
     }
     const bool read = mca_common_pnbc_params.shm_single_copy && !t->slot->refused &&
-                      NULL == t->fold_op && 0 != o.pid_ns && pid_namespace() == o.pid_ns &&
-                      (NULL != t->flat ? read_peer(o.pid, o.addr, t->flat, bytes)
-                                       : recv_read_packed(t, &o, bytes, box->data));
+                      0 != o.pid_ns && pid_namespace() == o.pid_ns &&
+                      (NULL != t->fold_op ? recv_read_fold(t, &o, bytes)
+                       : NULL != t->flat  ? read_peer(o.pid, o.addr, t->flat, bytes)
+                                          : recv_read_packed(t, &o, bytes, box->data));
     if (OPAL_UNLIKELY(!read)) {
         t->slot->refused = 1;               /* before consumed: see pnbc_shm_send_offer_answered */
         t->err = MPI_SUCCESS;

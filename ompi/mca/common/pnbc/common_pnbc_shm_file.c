@@ -250,6 +250,7 @@ static void block_fill(shm_region_t *r, size_t table_end, int pressure)
         table[k].capacity = t->bytes;
         table[k].depth = shape.depth;
         table[k].frag = shape.frag;
+        table[k].offer = shape.offer;
         slot_attach(t, (char *) r->base + offset, shape.frag, shape.depth);
         if (r->reused) {    /* the counters and box headers start at zero */
             memset(t->slot, 0, sizeof(*t->slot));

@@ -30,6 +30,7 @@ static bool send_find_slot(const pnbc_action_t *a, shm_action_t *t)
             e->offset + shm_slot_size(e->frag, e->depth) <= r->size) {
             slot_attach(t, (char *) r->base + e->offset, e->frag, e->depth);
             t->capacity = e->capacity;
+            t->offer_asked = (0 != e->offer);
             t->gen = h->gen;
             t->hdr = h;
             return true;
@@ -108,9 +109,11 @@ static bool send_attach(pnbc_action_t *a, shm_action_t *t)
         return false;
     }
     /* Single copy for large messages in one piece, where the collective
-     * takes it. */
-    t->offer = mca_common_pnbc_params.shm_single_copy && t->ch.large.single_copy &&
-               NULL != t->flat && t->bytes > shm_box_max(&t->ch) && t->bytes == t->capacity;
+     * takes it or the receiver asks for it (its pool is under pressure). */
+    t->offer = mca_common_pnbc_params.shm_single_copy && NULL != t->flat &&
+               t->bytes == t->capacity &&
+               (t->offer_asked ? t->bytes > t->frag
+                               : t->ch.large.single_copy && t->bytes > shm_box_max(&t->ch));
     return true;
 }
 
