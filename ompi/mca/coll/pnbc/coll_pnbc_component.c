@@ -93,10 +93,10 @@ static int pnbc_register(void)
         MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_5,
         MCA_BASE_VAR_SCOPE_ALL_EQ, &e->shm_max_bytes);
     (void) mca_base_component_var_register(&c->super.collm_version, "nbc_shm_min_bytes",
-        "Nonblocking collectives: smallest on-node message carried by the shared memory "
-        "transport; smaller ones go through the PML, whose eager protocol lets a sender "
-        "run ahead, where shm must first meet the receiver's cached instance of each "
-        "call (docs/nbc.md). Must be the same on all processes",
+        "Nonblocking collectives: smallest on-node message paired per call with the "
+        "receiver's cached instance through the shared memory slots; smaller ones go "
+        "through the mailbox (coll_pnbc_nbc_mailbox_cells), where a sender writes at once, "
+        "and set its cell size (docs/nbc.md). Must be the same on all processes",
         MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_5,
         MCA_BASE_VAR_SCOPE_ALL_EQ, &e->shm_retag_min_bytes);
     (void) mca_base_component_var_register(&c->super.collm_version, "nbc_mailbox_cells",

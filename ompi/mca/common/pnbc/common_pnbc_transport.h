@@ -21,6 +21,12 @@
  *      ones, for the collectives that take it, in one copy from the
  *      sender's buffer (process_vm_readv) or streamed through boxes.
  *      Tried before pml.  Protocol: common_pnbc_transport_shm.c.
+ *
+ * mbox: same-node messages of retagged schedules (nonblocking calls)
+ *      below coll_pnbc_nbc_shm_min_bytes, through a ring per pair of
+ *      processes and communicator, matched by the call: the sender
+ *      writes at once.  Tried after shm, before pml.  Protocol:
+ *      common_pnbc_transport_mbox.c.
  */
 
 #ifndef MCA_COMMON_PNBC_TRANSPORT_H
