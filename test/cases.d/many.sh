@@ -6,10 +6,14 @@
 # cases.d/many.sh: cost that does not grow with the number of live requests
 # (many_test.c), sourced by run-tests.sh:
 #   many-np2            10^4 live requests (allreduce, bcast, reduce,
-#                       allgather, alltoall of 4 B - 64 KiB, two
+#                       allgather, alltoall of 4 B - 16 KiB, two
 #                       communicators) started by one MPI_Startall in
 #                       rank-dependent orders, 3 rounds, all checked
 #   many-np4            10^3 of them at np=4
+#   many-big-np3        2000 with the largest 80 000 bytes: past a sixteenth
+#                       of the pool's share those are offered for single copy
+#                       (folded through a bounce buffer in allreduce/reduce),
+#                       the 16 and 64 KiB ones stream through two small boxes
 #   many-tinypool-np3   300 of them with a 64 KiB pool per communicator:
 #                       most receivers have no room and fall back to the
 #                       PML (the case checks that they said so at
@@ -39,6 +43,8 @@ many_fallback() {
 run_case many-np2 "$MPIRUN" $(mpiargs 2) "$(bin many_test)" many 10000
 # shellcheck disable=SC2046
 run_case many-np4 "$MPIRUN" $(mpiargs 4) "$(bin many_test)" many 1000
+# shellcheck disable=SC2046
+run_case many-big-np3 "$MPIRUN" $(mpiargs 3) "$(bin many_test)" big 2000
 many_fallback many-tinypool-np3 3 "the shm pool is full" coll_pnbc_shm_pool_comm_bytes 65536
 # shellcheck disable=SC2046
 run_case many-churn-np2 "$MPIRUN" $(mpiargs 2) "$(bin many_test)" churn 5000

@@ -41,8 +41,10 @@ BEGIN_C_DECLS
 #define SHM_STREAM_DEPTH 4      /* boxes per slot of a streamed message */
 #define SHM_FRAG_MIN    1024
 #define SHM_STREAM_FRAG_MIN 256 /* > the largest element a fold carries */
-#define SHM_OFFER_MIN   4096    /* a pool under pressure: larger messages
-                                   are offered (see slot_shape()) */
+#define SHM_PRESSED_MIN 4096    /* a pool under pressure: larger messages
+                                   stream through two small boxes ... */
+#define SHM_OFFER_MIN   65536   /* ... or, larger still, are offered (see
+                                   slot_shape()) */
 
 /* ------------------------------------------------------------------ */
 /* A request's block                                                  */
@@ -207,14 +209,16 @@ typedef struct shm_shape_t {
  * Larger messages stream through a few boxes of
  * coll_pnbc_shm_stream_frag_bytes, so a slot's memory does not grow with
  * the message.  As the receiver's pool fills (pnbc_shm_pool_pressure()),
- * its new slots get fewer boxes: 8, then 2, then 1 (streamed: 4, then 2),
- * and messages above SHM_OFFER_MIN a slot of two small boxes whose entry
- * asks the sender to offer its buffer (single copy, read with
- * process_vm_readv, folded through a bounce buffer in a reduction): the
- * pool then holds a request's messages in a few KiB, however large, and
- * the pages both processes touch (their RSS) do not grow with them.  A
- * sender whose data is not in one piece, or a receiver that cannot read
- * it, streams through the two boxes instead. */
+ * its new slots get fewer boxes: 8, then 2, then 1, and messages above
+ * SHM_PRESSED_MIN stream through two boxes of 4 KiB, then 2 KiB; above
+ * SHM_OFFER_MIN the slot's entry asks the sender to offer its buffer
+ * (single copy, read with process_vm_readv -- about 3 us a call on this
+ * VM, so not for smaller ones -- and folded through a bounce buffer in a
+ * reduction; a sender whose data is not in one piece, or a receiver that
+ * cannot read it, streams through the two boxes instead).  The pool then
+ * holds a request's message in a few KiB however large it is, and the
+ * pages both processes touch (their RSS, the first round's page faults)
+ * do not grow with the messages: measured in docs/many/. */
 static inline size_t shm_box_max(const pnbc_channel_t *ch)
 {
     const int forced = mca_common_pnbc_params.shm_frag_bytes;
@@ -225,9 +229,11 @@ static inline size_t shm_box_max(const pnbc_channel_t *ch)
 static inline shm_shape_t slot_shape(const shm_action_t *t, int pressure)
 {
     const size_t bytes = t->bytes;
-    if (pressure > 0 && bytes > SHM_OFFER_MIN && !t->ch.retag &&
-        mca_common_pnbc_params.shm_single_copy) {
-        return (shm_shape_t) { SHM_FRAG_MIN, 2, true };
+    if (pressure > 0 && bytes > SHM_PRESSED_MIN && !t->ch.retag) {
+        if (bytes > SHM_OFFER_MIN && mca_common_pnbc_params.shm_single_copy) {
+            return (shm_shape_t) { SHM_FRAG_MIN, 2, true };
+        }
+        return (shm_shape_t) { (pressure > 1) ? SHM_PRESSED_MIN / 2 : SHM_PRESSED_MIN, 2, false };
     }
     if (bytes <= shm_box_max(&t->ch)) {
         /* A retagged schedule's sender cannot run ahead into the next
