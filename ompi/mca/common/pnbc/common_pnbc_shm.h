@@ -293,6 +293,10 @@ static inline bool send_box_free(shm_action_t *t, uint64_t q)
  * at all (on, intracommunicator, not ourselves, such a peer)? */
 bool pnbc_shm_peer_local(ompi_communicator_t *comm, int rank);
 bool pnbc_shm_peer_ok(const pnbc_action_t *a, const pnbc_channel_t *ch);
+/* Where a's `bytes` of data are for a copy: *flat (in one piece) or a
+ * convertor prepared for it (*conv); false: out of memory. */
+bool pnbc_shm_bind_data(const pnbc_action_t *a, size_t bytes, char **flat,
+                        opal_convertor_t **conv);
 
 /* common_pnbc_shm_file.c: the directory of process `name`'s files
  * (malloc'ed; NULL: none), and our own (created at first use). */
@@ -336,7 +340,9 @@ int pnbc_shm_pool_find(shm_region_t *r, const opal_process_name_t *name);
 int pnbc_shm_pool_pressure(uint32_t cid);
 void pnbc_shm_pool_finalize(void);
 
-/* common_pnbc_shm_slot.c: the transport's post and test. */
+/* common_pnbc_shm_slot.c: the transport's post and test; a message the
+ * receiver carries over pml instead (on ch's mirrored tag, see there). */
+int pnbc_shm_fallback_post(pnbc_action_t *a, const pnbc_channel_t *ch, ompi_request_t **req);
 int pnbc_shm_post(pnbc_action_t *a, const pnbc_channel_t *ch);
 bool pnbc_shm_test(pnbc_action_t *a, int *err);
 

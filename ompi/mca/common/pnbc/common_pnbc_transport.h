@@ -107,6 +107,10 @@ void pnbc_transport_bind(pnbc_action_t *a, const pnbc_channel_t *ch);
 int pnbc_transport_commit(pnbc_schedule_t *s, const pnbc_channel_t *ch);
 /* Release an action's transport state (schedule destruction). */
 void pnbc_transport_unbind(pnbc_action_t *a);
+/* For a transport's commit: did its bind prepare every action it took?
+ * (A bind that takes an action and then runs out of memory leaves its
+ * tstate.ptr NULL.)  OMPI_ERR_OUT_OF_RESOURCE if not. */
+int pnbc_transport_bound_all(const pnbc_schedule_t *s, const pnbc_transport_t *tp);
 /* The transports' progress and communicator-free hooks (see above). */
 void pnbc_transport_progress(void);
 void pnbc_transport_comm_free(uint32_t cid);

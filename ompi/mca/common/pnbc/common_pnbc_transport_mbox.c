@@ -58,7 +58,6 @@
 
 #include "common_pnbc_shm_mbox.h"
 
-#include "ompi/mca/pml/pml.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -77,16 +76,10 @@ typedef struct mbox_act_t {
     int err;
 } mbox_act_t;
 
+/* the mirrored tag, as the slot fallback (common_pnbc_shm_slot.c) */
 static int fallback_post(pnbc_action_t *a, mbox_act_t *t)
 {
-    /* the mirrored tag, as the slot fallback (common_pnbc_shm_slot.c) */
-    const int tag = pnbc_local_tag(pnbc_channel_tag(&t->ch, a));
-    if (PNBC_ACT_SEND == a->kind) {
-        return MCA_PML_CALL(isend(a->buf.addr, a->buf.count, a->buf.dtype, a->peer, tag,
-                                  MCA_PML_BASE_SEND_STANDARD, t->ch.comm, &t->req));
-    }
-    return MCA_PML_CALL(irecv(a->buf.addr, a->buf.count, a->buf.dtype, a->peer, tag,
-                              t->ch.comm, &t->req));
+    return pnbc_shm_fallback_post(a, &t->ch, &t->req);
 }
 
 static void recv_deliver(void *arg, const char *data, uint64_t len)
@@ -159,15 +152,9 @@ static bool mbox_bind(pnbc_action_t *a, const pnbc_channel_t *ch)
     }
     t->bytes = bytes;
     t->ch = *ch;
-    if (bytes > 0) {
-        if (ompi_datatype_is_contiguous_memory_layout(a->buf.dtype, a->buf.count)) {
-            ptrdiff_t true_lb, true_extent;
-            ompi_datatype_get_true_extent(a->buf.dtype, &true_lb, &true_extent);
-            t->flat = (char *) a->buf.addr + true_lb;
-        } else if (NULL == (t->conv = pnbc_prepared_convertor(&a->buf, PNBC_ACT_SEND == a->kind))) {
-            free(t);
-            return true;
-        }
+    if (!pnbc_shm_bind_data(a, bytes, &t->flat, &t->conv)) {
+        free(t);
+        return true;
     }
     t->mc = pnbc_mbox_comm_hold(ch, a);
     if (NULL == t->mc) {
@@ -189,12 +176,7 @@ static bool mbox_bind(pnbc_action_t *a, const pnbc_channel_t *ch)
 static int mbox_commit(pnbc_schedule_t *s, const pnbc_channel_t *ch)
 {
     (void) ch;
-    for (uint32_t i = 0; i < s->nactions; ++i) {
-        if (s->actions[i].transport == &pnbc_transport_mbox && NULL == s->actions[i].tstate.ptr) {
-            return OMPI_ERR_OUT_OF_RESOURCE;    /* see mbox_bind */
-        }
-    }
-    return OMPI_SUCCESS;
+    return pnbc_transport_bound_all(s, &pnbc_transport_mbox);     /* see mbox_bind */
 }
 
 static void mbox_retag(pnbc_action_t *a, const pnbc_channel_t *ch)

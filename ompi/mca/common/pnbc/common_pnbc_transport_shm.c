@@ -149,6 +149,24 @@ bool pnbc_shm_peer_ok(const pnbc_action_t *a, const pnbc_channel_t *ch)
     return pnbc_shm_peer_local(comm, a->peer);
 }
 
+bool pnbc_shm_bind_data(const pnbc_action_t *a, size_t bytes, char **flat,
+                        opal_convertor_t **conv)
+{
+    *flat = NULL;
+    *conv = NULL;
+    if (0 == bytes) {
+        return true;
+    }
+    if (ompi_datatype_is_contiguous_memory_layout(a->buf.dtype, a->buf.count)) {
+        ptrdiff_t true_lb, true_extent;
+        ompi_datatype_get_true_extent(a->buf.dtype, &true_lb, &true_extent);
+        *flat = (char *) a->buf.addr + true_lb;
+        return true;
+    }
+    *conv = pnbc_prepared_convertor(&a->buf, PNBC_ACT_SEND == a->kind);
+    return NULL != *conv;
+}
+
 static bool shm_bind(pnbc_action_t *a, const pnbc_channel_t *ch)
 {
     const size_t bytes = (NULL == a->buf.dtype) ? 0 : a->buf.count * a->buf.dtype->super.size;
@@ -171,18 +189,9 @@ static bool shm_bind(pnbc_action_t *a, const pnbc_channel_t *ch)
     }
     t->bytes = bytes;
     t->ch = *ch;
-    if (bytes > 0) {
-        if (ompi_datatype_is_contiguous_memory_layout(a->buf.dtype, a->buf.count)) {
-            ptrdiff_t true_lb, true_extent;
-            ompi_datatype_get_true_extent(a->buf.dtype, &true_lb, &true_extent);
-            t->flat = (char *) a->buf.addr + true_lb;
-        } else {
-            t->conv = pnbc_prepared_convertor(&a->buf, PNBC_ACT_SEND == a->kind);
-            if (NULL == t->conv) {
-                free(t);
-                return true;
-            }
-        }
+    if (!pnbc_shm_bind_data(a, bytes, &t->flat, &t->conv)) {
+        free(t);
+        return true;
     }
     /* The region is attached by shm_commit once every action is bound. */
     a->tstate.ptr = t;
@@ -264,12 +273,10 @@ static int shm_commit_sends(pnbc_schedule_t *s, const pnbc_channel_t *ch)
 
 static int shm_commit(pnbc_schedule_t *s, const pnbc_channel_t *ch)
 {
-    for (uint32_t i = 0; i < s->nactions; ++i) {
-        if (s->actions[i].transport == &pnbc_transport_shm && NULL == s->actions[i].tstate.ptr) {
-            return OMPI_ERR_OUT_OF_RESOURCE;    /* see shm_bind */
-        }
+    int rc = pnbc_transport_bound_all(s, &pnbc_transport_shm);     /* see shm_bind */
+    if (OMPI_SUCCESS == rc) {
+        rc = shm_commit_recvs(s, ch);
     }
-    int rc = shm_commit_recvs(s, ch);
     if (OMPI_SUCCESS == rc) {
         rc = shm_commit_sends(s, ch);
     }
