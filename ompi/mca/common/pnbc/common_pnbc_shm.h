@@ -181,14 +181,20 @@ typedef struct shm_action_t {
     opal_convertor_t *conv; /* non-contiguous data, prepared at bind */
     bool fallback;          /* the receiver has no block: pml, see below */
     ompi_request_t *req;    /* its PML request then */
-    /* Receiver folding the message into a reduction (see pnbc_shm_recv_fold()). */
-    ompi_op_t *fold_op;     /* NULL: copy the data out */
-    ompi_datatype_t *fold_dtype;
-    size_t fold_elsize;
-    char *fold_acc;         /* acc = data (op) acc, or */
-    char *fold_operand;     /* landing = operand (op) data */
-    char carry[64];         /* an element split between two fragments */
+    /* Receiver folding the message into a reduction (see
+     * pnbc_shm_recv_fold()); NULL: copy the data out.  Apart, as few
+     * receives fold and many requests may be alive. */
+    struct shm_fold_t *fold;
 } shm_action_t;
+
+typedef struct shm_fold_t {
+    ompi_op_t *op;
+    ompi_datatype_t *dtype;
+    size_t elsize;
+    char *acc;              /* acc = data (op) acc, or */
+    char *operand;          /* landing = operand (op) data */
+    char carry[64];         /* an element split between two fragments */
+} shm_fold_t;
 
 typedef struct shm_shape_t {
     size_t frag;            /* bytes per box */

@@ -10,6 +10,7 @@
 
 #include "common_pnbc_shm.h"
 
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
@@ -146,7 +147,7 @@ bool pnbc_shm_recv_take_offer(shm_action_t *t, shm_box_t *box, uint64_t q)
     }
     const bool read = mca_common_pnbc_params.shm_single_copy && !t->slot->refused &&
                       0 != o.pid_ns && pid_namespace() == o.pid_ns &&
-                      (NULL != t->fold_op ? recv_read_fold(t, &o, bytes)
+                      (NULL != t->fold ? recv_read_fold(t, &o, bytes)
                        : NULL != t->flat  ? read_peer(o.pid, o.addr, t->flat, bytes)
                                           : recv_read_packed(t, &o, bytes, box->data));
     if (OPAL_UNLIKELY(!read)) {
@@ -161,13 +162,14 @@ bool pnbc_shm_recv_take_offer(shm_action_t *t, shm_box_t *box, uint64_t q)
 /* Fold `n` whole elements that start `at` bytes into the message. */
 static void fold_elements(shm_action_t *t, const char *data, uint64_t at, uint64_t n)
 {
-    if (NULL != t->fold_acc) {
-        ompi_op_reduce(t->fold_op, (void *) data, t->fold_acc + at, (int) n, t->fold_dtype);
+    const shm_fold_t *f = t->fold;
+    if (NULL != f->acc) {
+        ompi_op_reduce(f->op, (void *) data, f->acc + at, (int) n, f->dtype);
     } else {
         /* landing = operand (op) data; for a user op the 3-buffer form
          * computes source2 (op) source1 */
-        ompi_3buff_op_reduce(t->fold_op, (void *) data, t->fold_operand + at,
-                             (char *) t->flat + at, (int) n, t->fold_dtype);
+        ompi_3buff_op_reduce(f->op, (void *) data, f->operand + at,
+                             (char *) t->flat + at, (int) n, f->dtype);
     }
 }
 
@@ -176,14 +178,15 @@ static void fold_elements(shm_action_t *t, const char *data, uint64_t at, uint64
  * whole primitives only): its first bytes wait in t->carry. */
 void pnbc_shm_recv_fold(shm_action_t *t, const char *data, uint64_t len)
 {
-    const uint64_t el = t->fold_elsize;
+    char *carry = t->fold->carry;
+    const uint64_t el = t->fold->elsize;
     const uint64_t partial = t->moved % el;
     uint64_t used = 0;
     if (partial > 0) {
         used = (el - partial < len) ? el - partial : len;
-        memcpy(t->carry + partial, data, used);
+        memcpy(carry + partial, data, used);
         if (partial + used == el) {
-            fold_elements(t, t->carry, t->moved - partial, 1);
+            fold_elements(t, carry, t->moved - partial, 1);
         }
     }
     const uint64_t whole = (len - used) / el;
@@ -191,7 +194,7 @@ void pnbc_shm_recv_fold(shm_action_t *t, const char *data, uint64_t len)
         fold_elements(t, data + used, t->moved + used, whole);
         used += whole * el;
     }
-    memcpy(t->carry, data + used, len - used);
+    memcpy(carry, data + used, len - used);
     t->moved += len;
 }
 
@@ -204,13 +207,18 @@ void pnbc_shm_recv_take_fold(pnbc_action_t *a, shm_action_t *t)
     if (NULL == x) {
         return;
     }
-    t->fold_op = x->op;
-    t->fold_dtype = x->buf.dtype;
-    t->fold_elsize = x->buf.dtype->super.size;
+    if (NULL == t->fold && NULL == (t->fold = calloc(1, sizeof(*t->fold)))) {
+        return;                 /* its REDUCE runs as usual */
+    }
+    shm_fold_t *f = t->fold;
+    f->op = x->op;
+    f->dtype = x->buf.dtype;
+    f->elsize = x->buf.dtype->super.size;
+    f->acc = f->operand = NULL;
     if (x->src.addr == a->buf.addr) {
-        t->fold_acc = x->buf.addr;
+        f->acc = x->buf.addr;
     } else {
-        t->fold_operand = x->src.addr;
+        f->operand = x->src.addr;
     }
     x->folded = true;
 }

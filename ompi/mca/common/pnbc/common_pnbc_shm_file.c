@@ -298,7 +298,8 @@ static int recv_fall_back(pnbc_schedule_t *s, shm_region_t *r, const pnbc_channe
             /* a message that comes over pml is reduced by its REDUCE
              * action, not folded from a box (a block built and then not
              * published had set the fold up) */
-            t->fold_op = NULL;
+            free(t->fold);
+            t->fold = NULL;
             if (NULL != a->fold) {
                 a->fold->folded = false;
             }

@@ -238,7 +238,7 @@ static void recv_progress(shm_action_t *t)
         const bool last = box->last;
         if (OPAL_UNLIKELY(len > t->frag || t->moved + len > t->bytes)) {
             t->err = MPI_ERR_TRUNCATE;      /* also SHM_TRUNCATED */
-        } else if (NULL != t->fold_op) {
+        } else if (NULL != t->fold) {
             pnbc_shm_recv_fold(t, box->data, len);
         } else if (NULL != t->flat) {
             memcpy(t->flat + t->moved, box->data, len);

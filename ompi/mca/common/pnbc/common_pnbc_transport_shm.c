@@ -208,6 +208,7 @@ static void shm_unbind(pnbc_action_t *a)
     if (NULL != t->conv) {
         OBJ_RELEASE(t->conv);
     }
+    free(t->fold);
     free(t);
     a->tstate.ptr = NULL;
 }
