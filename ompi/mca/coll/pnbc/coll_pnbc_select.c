@@ -132,6 +132,7 @@ static const pnbc_rule_t builtin_rules[] = {
     { PNBC_ALLGATHER, 8, 0, "linear" },
     { PNBC_ALLGATHER, 0, 1024, "recursive_doubling" },
     { PNBC_ALLGATHER, 0, 1024, "bruck" },
+    { PNBC_ALLGATHER, 16, 262144, "linear" },
     { PNBC_ALLGATHER, 0, 0, "neighbor_exchange" },
     { PNBC_ALLGATHER, 0, 0, "ring" },
     { PNBC_ALLTOALL, 16, 0, "linear" },
