@@ -14,8 +14,12 @@
 #include "opal/util/output.h"
 
 #include <pthread.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+
+_Static_assert(offsetof(mbox_header_t, not_a_gen) == offsetof(shm_header_t, gen),
+               "a mailbox block must read 0 where a request's block keeps its incarnation");
 
 /* The communicators' states: bind (any thread) and comm_free change the
  * list; progress reads it under the engine lock.  Taken after the

@@ -26,6 +26,10 @@ typedef struct mbox_header_t {
     uint64_t magic;
     uint32_t nrings;
     uint32_t ncells;
+    /* Where a request's block keeps its incarnation (shm_header_t.gen,
+     * never 0): a sender remembering the pool block this one reuses
+     * reads 0 here and knows that its block is gone. */
+    uint64_t not_a_gen;
     uint64_t cell_size;
     uint64_t payload;
     volatile uint64_t wanted;   /* a sender waits for room in its ring */
