@@ -259,7 +259,6 @@ void pnbc_mbox_comm_free(uint32_t cid)
     pthread_mutex_unlock(&mbox_lock);
 }
 
-
 mbox_comm_t *pnbc_mbox_comm_hold(const pnbc_channel_t *ch, const pnbc_action_t *a)
 {
     pthread_mutex_lock(&mbox_lock);
