@@ -33,12 +33,13 @@
  * of the pair in the schedule.  The receiver looks at the cells from its
  * oldest untaken one on, takes the one with its key and moves its tail
  * over the cells taken: messages of other calls or of later rounds stay
- * where they are.  When all ncells cells are
- * written and untaken, the sender is stuck: the receiver then copies the
- * oldest into private memory (a spill list, searched first), from the
- * receive that does not find its message, or -- for a receiver busy with
- * something else -- from its progress, which a sender wakes through the
- * header's `wanted`.  So no call waits for one that is not running.
+ * where they are.  When all ncells cells are written and untaken, the
+ * sender is stuck: the receiver then copies the oldest into private
+ * memory (a spill list, searched first), from the receive that does not
+ * find its message, or -- for a receiver busy with something else --
+ * from its progress, which a sender that has waited a while wakes
+ * through the header's `wanted`.  So no call waits for one that is not
+ * running.
  *
  * Agreement: messages below coll_pnbc_nbc_shm_min_bytes of a retagged
  * schedule, intracommunicator, same node and job, with
