@@ -175,7 +175,7 @@ static void fold_elements(shm_action_t *t, const char *data, uint64_t at, uint64
 
 /* Receiver: reduce the fragment's data into the result straight from the
  * box.  A fragment may end inside an element (a sender's convertor packs
- * whole primitives only): its first bytes wait in t->carry. */
+ * whole primitives only): its first bytes wait in t->fold->carry. */
 void pnbc_shm_recv_fold(shm_action_t *t, const char *data, uint64_t len)
 {
     char *carry = t->fold->carry;
