@@ -218,10 +218,11 @@ typedef struct shm_shape_t {
  * its new slots get fewer boxes: 8, then 2, then 1, and messages above
  * SHM_PRESSED_MIN stream through two boxes of 4 KiB, then 2 KiB; above
  * SHM_OFFER_MIN the slot's entry asks the sender to offer its buffer
- * (single copy, read with process_vm_readv -- about 3 us a call on this
- * VM, so not for smaller ones -- and folded through a bounce buffer in a
- * reduction; a sender whose data is not in one piece, or a receiver that
- * cannot read it, streams through the two boxes instead).  The pool then
+ * (single copy, read with process_vm_readv -- a system call per message,
+ * dearer than two copies below that size, docs/many/pressure-shapes.md --
+ * and folded through a bounce buffer in a reduction; a sender whose data
+ * is not in one piece, or a receiver that cannot read it, streams through
+ * the two boxes instead).  The pool then
  * holds a request's message in a few KiB however large it is, and the
  * pages both processes touch (their RSS, the first round's page faults)
  * do not grow with the messages: measured in docs/many/. */
