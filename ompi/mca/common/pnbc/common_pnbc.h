@@ -113,6 +113,11 @@ static inline void pnbc_engine_unlock(void)
  *
  *   collectives   PNBC_TAG_FIRST - [0, 2^27)          one tag per request
  *   their local-group traffic  PNBC_TAG_FIRST - [2^27, 2^28)
+ *   nonblocking calls' small messages when the receiver has no mailbox
+ *                              PNBC_TAG_FIRST + 2^20 + (0, 2^26]: the
+ *                              call's tag moved above the collective window
+ *                              (pnbc_mbox_fallback_tag), apart from every
+ *                              other transport's messages of the call
  *   partitioned handshakes     PNBC_PART_TAG_HANDSHAKE
  *   partitioned data           PNBC_PART_TAG_FIRST - [0, 2^28): one
  *                              window of PNBC_PART_UNITS tags per receive
@@ -128,6 +133,15 @@ static inline void pnbc_engine_unlock(void)
 #define PNBC_PART_IDS           (1u << 17)  /* live receive requests per process:
                                                tags in [0, 2^27), their shm fallback
                                                mirror (pnbc_local_tag) in [2^27, 2^28) */
+
+/* The mailbox transport's pml fallback (common_pnbc_transport_mbox.c):
+ * its own tags, so that those messages can never match another
+ * transport's message of the same call posted in another order. */
+#define PNBC_MBOX_FALLBACK_SHIFT ((int) PNBC_TAG_SPAN + (1 << 20))
+static inline int pnbc_mbox_fallback_tag(int call_tag)
+{
+    return call_tag + PNBC_MBOX_FALLBACK_SHIFT;
+}
 
 /* On an intercommunicator, traffic inside the local group travels on
  * comm->c_local_comm.  A pnbc request created on that communicator

@@ -348,8 +348,9 @@ int pnbc_shm_pool_pressure(uint32_t cid);
 void pnbc_shm_pool_finalize(void);
 
 /* common_pnbc_shm_slot.c: the transport's post and test; a message the
- * receiver carries over pml instead (on ch's mirrored tag, see there). */
-int pnbc_shm_fallback_post(pnbc_action_t *a, const pnbc_channel_t *ch, ompi_request_t **req);
+ * receiver carries over pml instead (under `tag`: see its callers). */
+int pnbc_shm_fallback_post(pnbc_action_t *a, ompi_communicator_t *comm, int tag,
+                           ompi_request_t **req);
 int pnbc_shm_post(pnbc_action_t *a, const pnbc_channel_t *ch);
 bool pnbc_shm_test(pnbc_action_t *a, int *err);
 

@@ -53,20 +53,21 @@ static bool send_find_slot(const pnbc_action_t *a, shm_action_t *t)
  * order: the sender switches all its actions to that peer at once,
  * posting the waiting ones in order (region_fall_back).
  */
-int pnbc_shm_fallback_post(pnbc_action_t *a, const pnbc_channel_t *ch, ompi_request_t **req)
+int pnbc_shm_fallback_post(pnbc_action_t *a, ompi_communicator_t *comm, int tag,
+                           ompi_request_t **req)
 {
-    const int tag = pnbc_local_tag(pnbc_channel_tag(ch, a));
     if (PNBC_ACT_SEND == a->kind) {
         return MCA_PML_CALL(isend(a->buf.addr, a->buf.count, a->buf.dtype, a->peer, tag,
-                                  MCA_PML_BASE_SEND_STANDARD, ch->comm, req));
+                                  MCA_PML_BASE_SEND_STANDARD, comm, req));
     }
     return MCA_PML_CALL(irecv(a->buf.addr, a->buf.count, a->buf.dtype, a->peer, tag,
-                              ch->comm, req));
+                              comm, req));
 }
 
 static int fallback_post(pnbc_action_t *a, shm_action_t *t)
 {
-    return pnbc_shm_fallback_post(a, &t->ch, &t->req);
+    return pnbc_shm_fallback_post(a, t->ch.comm, pnbc_local_tag(pnbc_channel_tag(&t->ch, a)),
+                                  &t->req);
 }
 
 /* Sender: the receiver carries this request's shm messages over pml. */

@@ -46,7 +46,7 @@
  * coll_pnbc_nbc_mailbox_cells > 0 (all must be equal everywhere).  A
  * receiver whose pool has no room for the block publishes the fallback
  * (or its marker file); both sides then carry these messages over pml
- * on the call's mirrored tag, as the slot fallback does.
+ * on a tag window of their own (pnbc_mbox_fallback_tag()).
  *
  * Lifetime: the block and the pair state live as long as the
  * communicator (pnbc_transport_comm_free(), from the coll module's
@@ -77,10 +77,16 @@ typedef struct mbox_act_t {
     int err;
 } mbox_act_t;
 
-/* the mirrored tag, as the slot fallback (common_pnbc_shm_slot.c) */
+/* Not on the slot fallback's mirrored tag (common_pnbc_shm_slot.c) nor
+ * on the call's: a sender learns of the fallback only when it finds the
+ * receiver's entry, by which time a message of another transport to the
+ * same receiver in the same round may have been posted ahead of this one,
+ * which the receiver posted first -- pml would match them crosswise.  On
+ * a tag of their own they keep schedule order among themselves. */
 static int fallback_post(pnbc_action_t *a, mbox_act_t *t)
 {
-    return pnbc_shm_fallback_post(a, &t->ch, &t->req);
+    return pnbc_shm_fallback_post(a, t->ch.comm, pnbc_mbox_fallback_tag(pnbc_channel_tag(&t->ch, a)),
+                                  &t->req);
 }
 
 static void recv_deliver(void *arg, const char *data, uint64_t len)
