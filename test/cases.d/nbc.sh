@@ -89,9 +89,19 @@ run_case nbc-misc-mbox2-np3 bash -c "$nbc_spill" nbc-spill "$MPIRUN" $(mpiargs 3
     --mca coll_pnbc_nbc_mailbox_cells 2 --mca coll_pnbc_verbose 2 "$(bin nbc_misc)"
 # shellcheck disable=SC2046
 run_case nbc-mbox-off-np3 "$MPIRUN" $(mpiargs 3) --mca coll_pnbc_nbc_mailbox_cells 0 "$(bin nbc_test)" 20
+# (and asserts from the verbose output that the receivers did fall back)
+# shellcheck disable=SC2016
+nbc_mbox_fb='
+out=$("$@" 2>&1); rc=$?
+echo "$out" | grep -v "coll:pnbc" | tail -n 20
+[ $rc -eq 0 ] || { echo "FAIL nbc-mbox-fallback: exit $rc"; exit 1; }
+n=$(echo "$out" | grep -c "small nonblocking messages to this rank go through pml (the shm pool is full)")
+[ "$n" -gt 0 ] || { echo "FAIL nbc-mbox-fallback: no receiver fell back"; exit 1; }
+echo "PASS nbc-mbox-fallback ($n receivers fell back)"
+'
 # shellcheck disable=SC2046
-run_case nbc-mbox-fallback-np3 "$MPIRUN" $(mpiargs 3) --mca coll_pnbc_shm_pool_comm_bytes 65536 \
-    "$(bin nbc_test)" 20
+run_case nbc-mbox-fallback-np3 bash -c "$nbc_mbox_fb" nbc-mbox-fb "$MPIRUN" $(mpiargs 3) \
+    --mca coll_pnbc_shm_pool_comm_bytes 65536 --mca coll_pnbc_verbose 1 "$(bin nbc_test)" 20
 # shellcheck disable=SC2046
 run_case nbc-nolibnbc-np3 "$MPIRUN" $(PNBC_COLL=pnbc,basic,tuned,self mpiargs 3) "$(bin nbc_test)" 20
 # shellcheck disable=SC2046
@@ -130,4 +140,4 @@ echo "FAIL nbc-valgrind: memory errors in pnbc (logs: $d)"; exit 1
 '
 # shellcheck disable=SC2046
 run_case nbc-valgrind-np2 bash -c "$nbc_valgrind" nbc-valgrind "$(bin nbc_misc)" "$MPIRUN" $(mpiargs 2)
-unset nbc_np nbc_f nbc_alloc_so nbc_valgrind nbc_spill
+unset nbc_np nbc_f nbc_alloc_so nbc_valgrind nbc_spill nbc_mbox_fb
