@@ -73,35 +73,32 @@ run_case nbc-shm-fulldir-np3 "$MPIRUN" $(mpiargs 3) --mca coll_pnbc_nbc_shm_min_
     --mca coll_pnbc_shm_pool_entries 64 "$(bin nbc_test)" 20
 # shellcheck disable=SC2046
 run_case nbc-mbox2-np3 "$MPIRUN" $(mpiargs 3) --mca coll_pnbc_nbc_mailbox_cells 2 "$(bin nbc_test)" 20
-# (and asserts that the receivers did move messages aside: the results of
-# messages taken from the spill list are checked too)
+# nbc_expect NAME PATTERN COMMAND...: the command passes and its verbose
+# output has at least one line matching PATTERN (grep -E).
 # shellcheck disable=SC2016
-nbc_spill='
+nbc_expect='
+name=$1 pattern=$2; shift 2
 out=$("$@" 2>&1); rc=$?
-echo "$out" | grep -v "moved aside" | tail -n 20
-[ $rc -eq 0 ] || { echo "FAIL nbc-misc-mbox2: exit $rc"; exit 1; }
-n=$(echo "$out" | grep -c "[1-9][0-9]* messages moved aside")
-[ "$n" -gt 0 ] || { echo "FAIL nbc-misc-mbox2: no message was moved aside"; exit 1; }
-echo "PASS nbc-misc-mbox2 ($n rings moved messages aside)"
+echo "$out" | grep -v "coll:pnbc" | tail -n 20
+[ $rc -eq 0 ] || { echo "FAIL $name: exit $rc"; exit 1; }
+n=$(echo "$out" | grep -cE "$pattern")
+[ "$n" -gt 0 ] || { echo "FAIL $name: no line says: $pattern"; exit 1; }
+echo "PASS $name ($n lines say: $pattern)"
 '
+# rings of 2 cells, and the receivers did move messages aside (the results
+# of messages taken from the spill list are checked too)
 # shellcheck disable=SC2046
-run_case nbc-misc-mbox2-np3 bash -c "$nbc_spill" nbc-spill "$MPIRUN" $(mpiargs 3) \
+run_case nbc-misc-mbox2-np3 bash -c "$nbc_expect" nbc-expect nbc-misc-mbox2 \
+    "[1-9][0-9]* messages moved aside" "$MPIRUN" $(mpiargs 3) \
     --mca coll_pnbc_nbc_mailbox_cells 2 --mca coll_pnbc_verbose 2 "$(bin nbc_misc)"
 # shellcheck disable=SC2046
 run_case nbc-mbox-off-np3 "$MPIRUN" $(mpiargs 3) --mca coll_pnbc_nbc_mailbox_cells 0 "$(bin nbc_test)" 20
-# (and asserts from the verbose output that the receivers did fall back)
-# shellcheck disable=SC2016
-nbc_mbox_fb='
-out=$("$@" 2>&1); rc=$?
-echo "$out" | grep -v "coll:pnbc" | tail -n 20
-[ $rc -eq 0 ] || { echo "FAIL nbc-mbox-fallback: exit $rc"; exit 1; }
-n=$(echo "$out" | grep -c "small nonblocking messages to this rank go through pml (the shm pool is full)")
-[ "$n" -gt 0 ] || { echo "FAIL nbc-mbox-fallback: no receiver fell back"; exit 1; }
-echo "PASS nbc-mbox-fallback ($n receivers fell back)"
-'
+# no room for the mailbox: the receivers did fall back
 # shellcheck disable=SC2046
-run_case nbc-mbox-fallback-np3 bash -c "$nbc_mbox_fb" nbc-mbox-fb "$MPIRUN" $(mpiargs 3) \
-    --mca coll_pnbc_shm_pool_comm_bytes 65536 --mca coll_pnbc_verbose 1 "$(bin nbc_test)" 20
+run_case nbc-mbox-fallback-np3 bash -c "$nbc_expect" nbc-expect nbc-mbox-fallback \
+    "small nonblocking messages to this rank go through pml \(the shm pool is full\)" \
+    "$MPIRUN" $(mpiargs 3) --mca coll_pnbc_shm_pool_comm_bytes 65536 --mca coll_pnbc_verbose 1 \
+    "$(bin nbc_test)" 20
 # shellcheck disable=SC2046
 run_case nbc-nolibnbc-np3 "$MPIRUN" $(PNBC_COLL=pnbc,basic,tuned,self mpiargs 3) "$(bin nbc_test)" 20
 # shellcheck disable=SC2046
@@ -140,4 +137,4 @@ echo "FAIL nbc-valgrind: memory errors in pnbc (logs: $d)"; exit 1
 '
 # shellcheck disable=SC2046
 run_case nbc-valgrind-np2 bash -c "$nbc_valgrind" nbc-valgrind "$(bin nbc_misc)" "$MPIRUN" $(mpiargs 2)
-unset nbc_np nbc_f nbc_alloc_so nbc_valgrind nbc_spill nbc_mbox_fb
+unset nbc_np nbc_f nbc_alloc_so nbc_valgrind nbc_expect
