@@ -59,7 +59,6 @@
 
 #include "common_pnbc_shm_mbox.h"
 
-
 #include <stdlib.h>
 #include <string.h>
 
