@@ -22,32 +22,33 @@
  * unpack into a non-contiguous destination (both through staging). */
 static int bind_copy(pnbc_action_t *a)
 {
-    if (a->src.dtype == a->buf.dtype && a->src.count == a->buf.count) {
+    pnbc_copy_convert_t *cv = a->convert;
+    if (NULL == cv) {
         return OMPI_SUCCESS;    /* same type map: a content copy */
     }
     bool src_flat = ompi_datatype_is_contiguous_memory_layout(a->src.dtype, a->src.count);
     bool dst_flat = ompi_datatype_is_contiguous_memory_layout(a->buf.dtype, a->buf.count);
     if (!src_flat || dst_flat) {
-        a->pack = pnbc_prepared_convertor(&a->src, true);
-        if (NULL == a->pack) {
+        cv->pack = pnbc_prepared_convertor(&a->src, true);
+        if (NULL == cv->pack) {
             return OMPI_ERR_OUT_OF_RESOURCE;
         }
     }
     if (!dst_flat) {
-        a->unpack = pnbc_prepared_convertor(&a->buf, false);
-        if (NULL == a->unpack) {
+        cv->unpack = pnbc_prepared_convertor(&a->buf, false);
+        if (NULL == cv->unpack) {
             return OMPI_ERR_OUT_OF_RESOURCE;
         }
     }
     /* With one convertor the flat side is the staging region: its data
      * starts at its true lower bound. */
     ptrdiff_t true_lb, true_extent;
-    if (NULL == a->unpack) {
+    if (NULL == cv->unpack) {
         ompi_datatype_get_true_extent(a->buf.dtype, &true_lb, &true_extent);
-        a->staging.addr = (char *) a->buf.addr + true_lb;
-    } else if (NULL == a->pack) {
+        cv->staging.addr = (char *) a->buf.addr + true_lb;
+    } else if (NULL == cv->pack) {
         ompi_datatype_get_true_extent(a->src.dtype, &true_lb, &true_extent);
-        a->staging.addr = (char *) a->src.addr + true_lb;
+        cv->staging.addr = (char *) a->src.addr + true_lb;
     }
     return OMPI_SUCCESS;
 }
@@ -68,11 +69,6 @@ static void sched_drop_empty_rounds(pnbc_schedule_t *s)
 static bool is_eager_send(const pnbc_action_t *a)
 {
     return PNBC_ACT_SEND == a->kind && 0 != (a->transport->caps & PNBC_TCAP_EAGER_SEND);
-}
-
-static bool is_comm(const pnbc_action_t *a)
-{
-    return PNBC_ACT_SEND == a->kind || PNBC_ACT_RECV == a->kind;
 }
 
 /* Actions [from, to): eager sends first, the rest after them, stably. */
@@ -107,7 +103,7 @@ static int sched_eager_sends_first(pnbc_schedule_t *s)
         const uint32_t round_end = s->rounds[r].first + s->rounds[r].nactions;
         for (uint32_t i = s->rounds[r].first; i < round_end;) {
             uint32_t end = i, neager = 0;
-            while (end < round_end && is_comm(&s->actions[end])) {
+            while (end < round_end && pnbc_action_is_comm(&s->actions[end])) {
                 neager += is_eager_send(&s->actions[end++]);
             }
             if (neager > 0 && end - i > neager) {
@@ -234,7 +230,7 @@ static void find_folds(pnbc_schedule_t *s)
             }
             for (uint32_t j = next->first; j < next->first + next->nactions; ++j) {
                 pnbc_action_t *x = &s->actions[j];
-                if (PNBC_ACT_SEND == x->kind || PNBC_ACT_RECV == x->kind) {
+                if (pnbc_action_is_comm(x)) {
                     break;
                 }
                 if (PNBC_ACT_REDUCE == x->kind && !x->folded && NULL == a->fold &&
@@ -258,7 +254,9 @@ static int number_pair_messages(pnbc_schedule_t *s)
 {
     int max_peer = -1;
     for (uint32_t i = 0; i < s->nactions; ++i) {
-        max_peer = (s->actions[i].peer > max_peer) ? s->actions[i].peer : max_peer;
+        if (pnbc_action_is_comm(&s->actions[i]) && s->actions[i].peer > max_peer) {
+            max_peer = s->actions[i].peer;
+        }
     }
     if (max_peer < 0) {
         return OMPI_SUCCESS;
@@ -270,7 +268,7 @@ static int number_pair_messages(pnbc_schedule_t *s)
     }
     for (uint32_t i = 0; i < s->nactions; ++i) {
         pnbc_action_t *a = &s->actions[i];
-        if (PNBC_ACT_SEND != a->kind && PNBC_ACT_RECV != a->kind) {
+        if (!pnbc_action_is_comm(a)) {
             continue;
         }
         const size_t lane = 2 * (PNBC_ACT_SEND == a->kind) + (a->local ? 1 : 0);
@@ -304,8 +302,9 @@ static void sched_shrink(pnbc_schedule_t *s)
 int pnbc_sched_commit(pnbc_schedule_t *s, const void *sbuf, void *rbuf,
                       ompi_communicator_t *comm, int tag)
 {
-    const pnbc_channel_t ch = { comm, tag, s->large, s->distinct_tags, s->sizes_may_differ,
-                                s->retag };
+    const pnbc_channel_t ch = { .comm = comm, .tag = tag, .distinct_tags = s->distinct_tags,
+                                .sizes_may_differ = s->sizes_may_differ, .retag = s->retag,
+                                .large = s->large };
 
     if (OMPI_SUCCESS != s->error) {
         return s->error;
@@ -331,12 +330,16 @@ int pnbc_sched_commit(pnbc_schedule_t *s, const void *sbuf, void *rbuf,
     for (uint32_t i = 0; i < s->nactions; ++i) {
         pnbc_action_t *a = &s->actions[i];
         resolve(&a->buf, base);
-        resolve(&a->src, base);
-        resolve(&a->staging, base);
-        if (PNBC_ACT_SEND == a->kind || PNBC_ACT_RECV == a->kind) {
+        if (pnbc_action_is_comm(a)) {
             pnbc_transport_bind(a, &ch);
-        } else if (PNBC_ACT_COPY == a->kind && OMPI_SUCCESS != bind_copy(a)) {
-            return s->error = OMPI_ERR_OUT_OF_RESOURCE;
+            continue;
+        }
+        resolve(&a->src, base);
+        if (PNBC_ACT_COPY == a->kind && NULL != a->convert) {
+            resolve(&a->convert->staging, base);
+            if (OMPI_SUCCESS != bind_copy(a)) {
+                return s->error = OMPI_ERR_OUT_OF_RESOURCE;
+            }
         }
     }
     if (OMPI_SUCCESS != sched_eager_sends_first(s)) {

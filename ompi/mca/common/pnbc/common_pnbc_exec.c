@@ -18,16 +18,16 @@
 
 #include "opal/datatype/opal_convertor.h"
 
-static int exec_convert(const pnbc_action_t *a)
+static int exec_convert(const pnbc_copy_convert_t *cv)
 {
-    const size_t bytes = a->staging.count;
+    const size_t bytes = cv->staging.count;
     int rc = OMPI_SUCCESS;
 
-    if (NULL != a->pack) {
-        rc = pnbc_convert_flat(a->pack, a->staging.addr, bytes, true);
+    if (NULL != cv->pack) {
+        rc = pnbc_convert_flat(cv->pack, cv->staging.addr, bytes, true);
     }
-    if (OMPI_SUCCESS == rc && NULL != a->unpack) {
-        rc = pnbc_convert_flat(a->unpack, a->staging.addr, bytes, false);
+    if (OMPI_SUCCESS == rc && NULL != cv->unpack) {
+        rc = pnbc_convert_flat(cv->unpack, cv->staging.addr, bytes, false);
     }
     return rc;
 }
@@ -40,18 +40,20 @@ static int exec_local(const pnbc_action_t *a)
     }
     /* COPY: same type map is a straight content copy; otherwise the
      * convertors prepared at commit pack and/or unpack. */
-    if (NULL == a->pack && NULL == a->unpack) {
+    if (NULL == a->convert) {
         return ompi_datatype_copy_content_same_ddt(a->buf.dtype, a->buf.count,
                                                    (char *) a->buf.addr,
                                                    (char *) a->src.addr);
     }
-    return exec_convert(a);
+    return exec_convert(a->convert);
 }
 
 static pnbc_channel_t exec_channel(const pnbc_exec_t *x)
 {
-    const pnbc_channel_t ch = { x->comm, x->tag, { 0, 0, false }, x->sched->distinct_tags,
-                               x->sched->sizes_may_differ, x->sched->retag };
+    const pnbc_channel_t ch = { .comm = x->comm, .tag = x->tag,
+                                .distinct_tags = x->sched->distinct_tags,
+                                .sizes_may_differ = x->sched->sizes_may_differ,
+                                .retag = x->sched->retag };
     return ch;
 }
 
@@ -63,7 +65,7 @@ static void exec_retag(pnbc_exec_t *x)
     pnbc_action_t *a = x->sched->actions;
 
     for (uint32_t i = 0; i < x->sched->nactions; ++i, ++a) {
-        if ((PNBC_ACT_SEND == a->kind || PNBC_ACT_RECV == a->kind) && NULL != a->transport->retag) {
+        if (pnbc_action_is_comm(a) && NULL != a->transport->retag) {
             a->transport->retag(a, &ch);
         }
     }
@@ -87,7 +89,7 @@ static void exec_begin_round(pnbc_exec_t *x)
 
     x->pending = 0;
     for (uint32_t i = 0; i < r->nactions; ++i, ++a) {
-        if (PNBC_ACT_SEND == a->kind || PNBC_ACT_RECV == a->kind) {
+        if (pnbc_action_is_comm(a)) {
             a->done = false;
             if (a->gate_left > 0) {
                 x->pending++;       /* posted by pnbc_exec_open_gate() */

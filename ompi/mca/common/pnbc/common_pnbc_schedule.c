@@ -22,12 +22,17 @@ void pnbc_sched_construct(pnbc_schedule_t *s)
 void pnbc_sched_destruct(pnbc_schedule_t *s)
 {
     for (uint32_t i = 0; i < s->nactions; ++i) {
-        pnbc_transport_unbind(&s->actions[i]);
-        if (NULL != s->actions[i].pack) {
-            OBJ_RELEASE(s->actions[i].pack);
-        }
-        if (NULL != s->actions[i].unpack) {
-            OBJ_RELEASE(s->actions[i].unpack);
+        pnbc_action_t *a = &s->actions[i];
+        if (pnbc_action_is_comm(a)) {
+            pnbc_transport_unbind(a);
+        } else if (PNBC_ACT_COPY == a->kind && NULL != a->convert) {
+            if (NULL != a->convert->pack) {
+                OBJ_RELEASE(a->convert->pack);
+            }
+            if (NULL != a->convert->unpack) {
+                OBJ_RELEASE(a->convert->unpack);
+            }
+            free(a->convert);
         }
     }
     free(s->rounds);
@@ -170,11 +175,20 @@ void pnbc_sched_copy(pnbc_schedule_t *s, pnbc_ref_t src, size_t scount,
     if (via_staging) {
         staging = pnbc_sched_tmp(s, scount * sdtype->super.size, MPI_BYTE);
     }
+    pnbc_copy_convert_t *cv = NULL;
+    if (convert && OMPI_SUCCESS == s->error && NULL == (cv = calloc(1, sizeof(*cv)))) {
+        s->error = OMPI_ERR_OUT_OF_RESOURCE;
+    }
     pnbc_action_t *a = sched_append(s, PNBC_ACT_COPY);
-    if (NULL != a) {
-        a->buf = span(dst, dcount, ddtype);
-        a->src = span(src, scount, sdtype);
-        a->staging = span(staging, scount * sdtype->super.size, MPI_BYTE);
+    if (NULL == a) {
+        free(cv);
+        return;
+    }
+    a->buf = span(dst, dcount, ddtype);
+    a->src = span(src, scount, sdtype);
+    a->convert = cv;
+    if (NULL != cv) {
+        cv->staging = span(staging, scount * sdtype->super.size, MPI_BYTE);
     }
 }
 
@@ -182,7 +196,8 @@ void pnbc_sched_rebase(pnbc_schedule_t *s, uint32_t mark, pnbc_buf_t buf, pnbc_r
 {
     for (uint32_t i = mark; i < s->nactions; ++i) {
         pnbc_span_t *spans[] = { &s->actions[i].buf, &s->actions[i].src };
-        for (size_t k = 0; k < sizeof(spans) / sizeof(spans[0]); ++k) {
+        const size_t nspans = pnbc_action_is_comm(&s->actions[i]) ? 1 : 2;
+        for (size_t k = 0; k < nspans; ++k) {
             if (buf == spans[k]->ref.buf) {
                 spans[k]->ref = pnbc_ref_shift(to, spans[k]->ref.disp);
             }

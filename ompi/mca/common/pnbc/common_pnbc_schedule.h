@@ -85,52 +85,77 @@ typedef enum {
     PNBC_ACT_COPY
 } pnbc_action_kind_t;
 
+/* COPY between different type maps: convertors prepared at commit (a
+ * start only rewinds them).  `pack` reads src, `unpack` writes buf;
+ * `staging` is the flat byte region between them: the contiguous side
+ * itself, or a temporary when neither side is contiguous.  Allocated by
+ * the builder for such copies only (most copies are plain). */
+typedef struct pnbc_copy_convert_t {
+    struct opal_convertor_t *pack, *unpack;
+    pnbc_span_t staging;
+} pnbc_copy_convert_t;
+
+/* One action.  Applications keep thousands of requests alive, each with
+ * its actions: the fields of SEND/RECV and those of REDUCE/COPY share
+ * their storage, and only code that checked `kind` reads them. */
 typedef struct pnbc_action_t {
     pnbc_action_kind_t kind;
-    pnbc_span_t buf;    /* SEND: data; RECV: landing zone; REDUCE: in/out
-                           operand (right); COPY: destination */
-    pnbc_span_t src;    /* REDUCE: input operand (left); COPY: source */
-    ompi_op_t *op;      /* REDUCE */
-    int peer;           /* SEND/RECV: rank in the communicator */
     bool local;         /* SEND/RECV on an intercommunicator: `peer` is a
                            rank of the LOCAL group (pnbc_sched_local_peers) */
-
-    /* Bound at commit: how this SEND/RECV moves its bytes.  `inflight`
-     * is true from post until test reports completion; `tstate` is the
-     * bound transport's own state, which only that transport reads. */
-    const struct pnbc_transport_t *transport;
+    /* SEND/RECV: true from post until test reports completion (false for
+     * the others, so the executor may test it on any action). */
     bool inflight;
-    union {
-        ompi_request_t *req;    /* pml: the PML request in flight */
-        void *ptr;              /* others: their per-action state */
-    } tstate;
-    /* This action's position among the same-direction messages between
-     * the same pair of ranks in this schedule (both sides agree on it:
-     * MPI's non-overtaking order), so a transport can pair them at init. */
-    uint32_t pair_seq;
-    /* SEND gated on user events (partitioned: MPI_Pready): its round
-     * leaves it unposted while gate_left > 0; pnbc_exec_open_gate()
-     * counts an event and posts it at zero.  The client sets gate_left
-     * before each start.  0: not gated. */
-    uint32_t gate_left;
     /* SEND/RECV finished in the current run (reset when its round
      * begins): the per-action completion query (MPI_Parrived). */
     bool done;
-
-    /* COPY between different type maps: convertors prepared at commit
-     * (a start only rewinds them).  `pack` reads src, `unpack` writes buf;
-     * `staging` is the flat byte region between them: the contiguous side
-     * itself, or a temporary when neither side is contiguous. */
-    struct opal_convertor_t *pack, *unpack;
-    pnbc_span_t staging;
-
-    /* RECV: a REDUCE at the head of the next round that consumes this
-     * message and that the transport may carry out as the data arrives,
-     * straight from its own buffers (found at commit: find_folds());
-     * REDUCE: `folded`, that transport does it, the executor skips it. */
-    struct pnbc_action_t *fold;
+    /* REDUCE: a transport carries it out as it receives the message this
+     * reduction consumes (see `fold`); the executor skips it. */
     bool folded;
+
+    pnbc_span_t buf;    /* SEND: data; RECV: landing zone; REDUCE: in/out
+                           operand (right); COPY: destination */
+    union {
+        struct {        /* SEND, RECV */
+            int peer;   /* rank in the communicator */
+            /* This action's position among the same-direction messages
+             * between the same pair of ranks in this schedule (both sides
+             * agree on it: MPI's non-overtaking order), so a transport
+             * can pair them at init. */
+            uint32_t pair_seq;
+            /* SEND gated on user events (partitioned: MPI_Pready): its
+             * round leaves it unposted while gate_left > 0;
+             * pnbc_exec_open_gate() counts an event and posts it at zero.
+             * The client sets gate_left before each start.  0: not gated. */
+            uint32_t gate_left;
+            /* Bound at commit: how this SEND/RECV moves its bytes.
+             * `tstate` is the bound transport's own state, which only
+             * that transport reads. */
+            const struct pnbc_transport_t *transport;
+            union {
+                ompi_request_t *req;    /* pml: the PML request in flight */
+                void *ptr;              /* others: their per-action state */
+            } tstate;
+            /* RECV: a REDUCE at the head of the next round that consumes
+             * this message and that the transport may carry out as the
+             * data arrives, straight from its own buffers (found at
+             * commit: find_folds()). */
+            struct pnbc_action_t *fold;
+        };
+        struct {        /* REDUCE, COPY */
+            pnbc_span_t src;    /* REDUCE: input operand (left); COPY: source */
+            union {
+                ompi_op_t *op;                  /* REDUCE */
+                pnbc_copy_convert_t *convert;   /* COPY: NULL when both
+                                                   sides have one type map */
+            };
+        };
+    };
 } pnbc_action_t;
+
+static inline bool pnbc_action_is_comm(const pnbc_action_t *a)
+{
+    return PNBC_ACT_SEND == a->kind || PNBC_ACT_RECV == a->kind;
+}
 
 typedef struct pnbc_round_t {
     uint32_t first;     /* index of the first action */

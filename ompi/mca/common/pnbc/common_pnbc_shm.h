@@ -163,24 +163,24 @@ typedef struct shm_action_t {
     uint64_t seen;          /* sender: the receiver's `consumed`, last read */
     uint64_t q;             /* fragments moved through the slot so far */
     uint64_t moved;         /* bytes of this post moved so far */
+    int err;
+    uint32_t polls;         /* sender, retagged: polls while unpaired */
     bool offer;             /* sender: offer single copy (see send_offer) */
     bool offered;           /* sender: an offer is out */
     bool done;              /* this post has finished */
-    int err;
-    uint64_t gen;           /* sender: the block's incarnation at attach */
-    const shm_header_t *hdr;    /* sender: that block */
     bool offer_asked;       /* sender: the slot's entry asks for an offer */
     bool unpaired;          /* sender, retagged: the slot is not yet known
                                to be armed for this start */
-    uint32_t polls;         /* sender, retagged: polls while unpaired */
+    bool fallback;          /* the receiver has no block: pml, see below */
+    uint64_t gen;           /* sender: the block's incarnation at attach */
+    const shm_header_t *hdr;    /* sender: that block */
     pnbc_channel_t ch;      /* test() has none: kept for the sender's
                                first map and the fallback */
     size_t bytes;           /* of this side's data */
     uint64_t capacity;      /* sender: the receiver's byte count */
     char *flat;             /* contiguous data, or NULL: use conv */
     opal_convertor_t *conv; /* non-contiguous data, prepared at bind */
-    bool fallback;          /* the receiver has no block: pml, see below */
-    ompi_request_t *req;    /* its PML request then */
+    ompi_request_t *req;    /* its PML request when `fallback` */
     /* Receiver folding the message into a reduction (see
      * pnbc_shm_recv_fold()); NULL: copy the data out.  Apart, as few
      * receives fold and many requests may be alive. */

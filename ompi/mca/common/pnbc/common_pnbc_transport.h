@@ -39,10 +39,10 @@ BEGIN_C_DECLS
 typedef struct pnbc_channel_t {
     ompi_communicator_t *comm;
     int tag;
-    pnbc_large_msgs_t large;    /* at bind: pnbc_schedule_t.large */
     bool distinct_tags;         /* pnbc_schedule_t.distinct_tags */
     bool sizes_may_differ;      /* pnbc_schedule_t.sizes_may_differ */
     bool retag;                 /* pnbc_schedule_t.retag */
+    pnbc_large_msgs_t large;    /* at bind: pnbc_schedule_t.large */
 } pnbc_channel_t;
 
 /* The PML tag of a SEND/RECV on channel ch. */

@@ -118,7 +118,8 @@ void pnbc_transport_comm_free(uint32_t cid)
 int pnbc_transport_bound_all(const pnbc_schedule_t *s, const pnbc_transport_t *tp)
 {
     for (uint32_t i = 0; i < s->nactions; ++i) {
-        if (s->actions[i].transport == tp && NULL == s->actions[i].tstate.ptr) {
+        if (pnbc_action_is_comm(&s->actions[i]) && s->actions[i].transport == tp &&
+            NULL == s->actions[i].tstate.ptr) {
             return OMPI_ERR_OUT_OF_RESOURCE;
         }
     }
