@@ -151,15 +151,9 @@ static inline int mca_coll_pnbc_next_nbc_tag(mca_coll_pnbc_module_t *module)
  *
  * Large messages: boxes (copy in, copy out, eight boxes deep so that
  * senders run ahead) up to a size, then what was measured faster, which
- * depends on what the collective does with the data next (np=2, this VM,
- * medians of interleaved runs): boxes of 64 KiB vs 16 KiB then PML: bcast
- * 64 KiB 4.8 vs 5.5 us, allreduce 32 KiB 5.2 vs 7.5, reduce 32 KiB 2.6 vs
- * 4.5, but allgather 64 KiB 11.8 vs 6.9 and alltoall 12.2 vs 8.0 (in one
- * copy).  One copy vs PML: alltoall 64 KiB 7.8 vs 10.7, 1 MiB 225 vs 256;
- * allgather 64 KiB 10.6 vs 12.4 but 1 MiB 234 vs 206; allreduce 1 MiB 314
- * vs 216.  Streamed vs PML: reduce (folded at the root) 1 MiB 141 vs 194,
- * 4 MiB 631 vs 692; allreduce (both sides fold at once) 128 KiB 21 vs 17,
- * 1 MiB 205 vs 181.
+ * depends on what the collective does with the data next: the numbers
+ * are in docs/design-measurements.md ("How each collective's large
+ * on-node messages travel"); re-measure there before changing a row.
  */
 #define PNBC_COLLECTIVES(X) \
     X(BARRIER,              barrier,              INTER, PNBC_LARGE_PML(16384)) \

@@ -89,8 +89,8 @@ static void eager_sends_first(pnbc_action_t *acts, uint32_t from, uint32_t to,
 /* Within each run of consecutive SEND/RECVs of a round, post the SENDs
  * whose transport is eager (PNBC_TCAP_EAGER_SEND) first: such a send is
  * done once its data is at the peer's side, and the peer gets it sooner
- * than after our receives are posted (shm, np=2, 8 B allreduce: 0.33 vs
- * 0.37 us).  Receives stay ahead of the PML's sends, so that an eager
+ * than after our receives are posted (docs/design-measurements.md,
+ * "Eager sends first").  Receives stay ahead of the PML's sends, so that an eager
  * message finds its receive posted.  A stable partition: the order of
  * the sends to any one peer, hence pair_seq and MPI's matching order,
  * does not change.  Local actions are not crossed (they may prepare a

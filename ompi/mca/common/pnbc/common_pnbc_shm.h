@@ -209,9 +209,7 @@ typedef struct shm_shape_t {
  * box the faster one would wait for the slower one's read at its next
  * start, a cache-line round trip on the critical path; and a root
  * repeating a bcast runs ahead as it would over an eager PML protocol
- * (np=2, bcast in a loop: 8 B 0.18 us with 8 boxes vs 0.40 with 1; 4 KiB
- * 0.64 with 8, 0.85 with 2, 2.0 with 1; 16 KiB 1.8 with 8, 2.4 with 2;
- * 64 KiB 5.2 with 8, 6.6 with 4).
+ * (docs/design-measurements.md, "Boxes per slot").
  * Larger messages stream through a few boxes of
  * coll_pnbc_shm_stream_frag_bytes, so a slot's memory does not grow with
  * the message.  As the receiver's pool fills (pnbc_shm_pool_pressure()),

@@ -8,12 +8,11 @@
  * algorithms never change when one is added.  The executor only calls
  * post() when a round begins and test() until the action is done.
  *
- * pml: MCA_PML_CALL(isend/irecv).  Measured on this platform (np=2,
- *      8 B, half round trip): ob1 isend/irecv 0.45 us, ob1 persistent
- *      requests (isend_init + start) 0.64-0.73 us, because a persistent
- *      start cannot take ob1's inline-send path.  So the pml transport
- *      posts ordinary requests; ob1 takes them from its free lists, and
- *      pnbc itself allocates nothing per start.
+ * pml: MCA_PML_CALL(isend/irecv).  Ordinary requests, not persistent
+ *      ones: a persistent ob1 start cannot take ob1's inline-send path
+ *      and measured slower (docs/design-measurements.md, "pml"); ob1
+ *      takes them from its free lists, and pnbc itself allocates nothing
+ *      per start.
  *
  * shm: same-node messages up to a box (coll_pnbc_shm_frag_bytes) go
  *      through a slot of the receiver's shared-memory pool, set up at

@@ -20,10 +20,10 @@
  * bytes: a copy into one of 8 boxes and a flag; larger messages stream
  * through 4 boxes of coll_pnbc_shm_stream_frag_bytes, the sender copying
  * fragment q+1 in while the receiver copies q out) and elsewhere a PML
- * message.  Single copy (process_vm_readv) is not used: measured here
- * (np=2, ping-pong, same run) streaming took 3.5 / 5.0 / 50 us at
- * 32 KiB / 64 KiB / 1 MiB against 7.2 / 8.2 / 79 us with single copy, and
- * 17-20 GB/s against 6-13 GB/s with 8 transfers in flight.  The channel does not run the schedule with the executor: its
+ * message.  Single copy (process_vm_readv) is not used: streaming
+ * measured faster at every size, in latency and in bandwidth
+ * (docs/design-measurements.md, "Channels").  The channel does not run
+ * the schedule with the executor: its
  * own hooks (chan_request.c) post action n mod K at the n-th start and
  * test the posted ones in order, so up to K transfers are in flight.
  */
