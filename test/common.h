@@ -1,5 +1,7 @@
 /*
- * Shared helpers for the pnbc test programs.
+ * Shared helpers for the pnbc test programs (common.c; datatypes and
+ * operations in common_ops.c; inputs, references, comparison in
+ * common_data.c).
  *
  * Everything here uses the public MPI API only (plus the MPIX_*_init
  * persistent collectives from <mpi-ext.h>), so the tests run against any
@@ -154,6 +156,8 @@ typedef struct { opk_t op; dtype_t *dt; } combo_t;
 /* The non-commutative affine maps x -> a*x + b mod AFF_P of the user ops:
  * (*a, *b) = f o g for f = (af, bf), g = (ag, bg), i.e. x -> f(g(x)). */
 #define AFF_P 32749             /* prime < 2^15: (a << 16 | b) fits in an int */
+/* The modulus of the 2x2 matrix products of OP_U_MATMUL. */
+#define MAT_P 10007             /* 2 * MAT_P^2 < 2^31 */
 void affine_compose(long af, long bf, long ag, long bg, long *a, long *b);
 
 /* ---------------------------------------------------------------- data */

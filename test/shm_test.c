@@ -300,7 +300,7 @@ static void part_a(int rounds, int late)
     for (int i = 0; i < nmix; ++i) {
         MPI_Request_free(&mix[i].req);
         /* freed only now: libnbc's persistent requests do not keep their
-         * datatypes (lifecycle.c tests freeing them early) */
+         * datatypes (lifecycle_misuse.c tests freeing them early) */
         if (MPI_DATATYPE_NULL != mix[i].vec) {
             MPI_Type_free(&mix[i].vec);
         }
