@@ -61,6 +61,7 @@ struct pnbc_nbc_request_t;
 /* The nonblocking schedule cache of one communicator (coll_pnbc_cache.c). */
 typedef struct pnbc_nbc_cache_t {
     struct pnbc_nbc_request_t **buckets;    /* hash chains (NULL until the first call) */
+    size_t nbuckets;                        /* a power of two, >= nentries */
     struct pnbc_nbc_request_t *lru_head, *lru_tail;  /* most recently used first */
     size_t nentries, bytes;                 /* instances held and their bytes */
     uint64_t hits, misses, evictions;

@@ -38,7 +38,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define PNBC_CACHE_BUCKETS 256u     /* power of two */
+/* Hash chains: as many as instances held (at least this many), so a
+ * lookup costs the same with coll_pnbc_cache_entries at 128 or 10^5. */
+#define PNBC_CACHE_MIN_BUCKETS 256u     /* power of two */
 
 /* ------------------------------------------------------------------ */
 /* Key                                                                */
@@ -231,7 +233,40 @@ static void lru_push_front(pnbc_nbc_cache_t *c, pnbc_nbc_request_t *e)
 
 static pnbc_nbc_request_t **bucket(pnbc_nbc_cache_t *c, uint64_t hash)
 {
-    return &c->buckets[(hash ^ (hash >> 32)) & (PNBC_CACHE_BUCKETS - 1u)];
+    return &c->buckets[(hash ^ (hash >> 32)) & (c->nbuckets - 1u)];
+}
+
+static void chain_push(pnbc_nbc_cache_t *c, pnbc_nbc_request_t *e)
+{
+    pnbc_nbc_request_t **b = bucket(c, e->hash);
+    e->h_prev = NULL;
+    e->h_next = *b;
+    if (NULL != *b) {
+        (*b)->h_prev = e;
+    }
+    *b = e;
+}
+
+/* Room in the chains for one more instance: the first call makes them,
+ * and they double (every instance rehashed) when there would be more
+ * instances than chains.  False when there are none (out of memory). */
+static bool chains_reserve(pnbc_nbc_cache_t *c)
+{
+    if (NULL != c->buckets && c->nentries + 1 <= c->nbuckets) {
+        return true;
+    }
+    const size_t n = (NULL == c->buckets) ? PNBC_CACHE_MIN_BUCKETS : 2 * c->nbuckets;
+    pnbc_nbc_request_t **grown = calloc(n, sizeof(*grown));
+    if (NULL == grown) {
+        return NULL != c->buckets;      /* longer chains, still right */
+    }
+    free(c->buckets);
+    c->buckets = grown;
+    c->nbuckets = n;
+    for (pnbc_nbc_request_t *e = c->lru_head; NULL != e; e = e->lru_next) {
+        chain_push(c, e);
+    }
+    return true;
 }
 
 static void chain_unlink(pnbc_nbc_cache_t *c, pnbc_nbc_request_t *e)
@@ -297,10 +332,6 @@ void mca_coll_pnbc_cache_insert(mca_coll_pnbc_module_t *m, pnbc_nbc_request_t *e
     if (0 == max_entries || e->bytes > max_bytes) {
         return;
     }
-    if (NULL == c->buckets &&
-        NULL == (c->buckets = calloc(PNBC_CACHE_BUCKETS, sizeof(*c->buckets)))) {
-        return;
-    }
     /* Evict idle instances, least recently used first, until e fits. */
     pnbc_nbc_request_t *v = c->lru_tail;
     while (NULL != v && (c->nentries + 1 > max_entries || c->bytes + e->bytes > max_bytes)) {
@@ -314,13 +345,10 @@ void mca_coll_pnbc_cache_insert(mca_coll_pnbc_module_t *m, pnbc_nbc_request_t *e
     if (c->nentries + 1 > max_entries || c->bytes + e->bytes > max_bytes) {
         return;     /* the others are all running: serve this call uncached */
     }
-    pnbc_nbc_request_t **b = bucket(c, e->hash);
-    e->h_prev = NULL;
-    e->h_next = *b;
-    if (NULL != *b) {
-        (*b)->h_prev = e;
+    if (!chains_reserve(c)) {
+        return;
     }
-    *b = e;
+    chain_push(c, e);
     lru_push_front(c, e);
     c->nentries++;
     c->bytes += e->bytes;
