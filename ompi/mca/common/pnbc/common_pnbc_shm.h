@@ -39,6 +39,8 @@ BEGIN_C_DECLS
 #define SHM_OFFER       (UINT64_MAX - 1)  /* len: the box holds a shm_offer_t */
 #define SHM_DEEP        8       /* boxes per slot for one-box messages */
 #define SHM_STREAM_DEPTH 4      /* boxes per slot of a streamed message */
+#define SHM_RETAG_PIECES 4      /* boxes per slot of a retagged schedule's
+                                   message of 4 pieces of 4 KiB or more */
 #define SHM_FRAG_MIN    1024
 #define SHM_STREAM_FRAG_MIN 256 /* > the largest element a fold carries */
 #define SHM_PRESSED_MIN 4096    /* a pool under pressure: larger messages
@@ -241,10 +243,21 @@ static inline shm_shape_t slot_shape(const shm_action_t *t, int pressure)
         return (shm_shape_t) { (pressure > 1) ? SHM_PRESSED_MIN / 2 : SHM_PRESSED_MIN, 2, false };
     }
     if (bytes <= shm_box_max(&t->ch)) {
-        /* A retagged schedule's sender cannot run ahead into the next
-         * call (it waits for the receiver to arm the slot): one box. */
-        return (shm_shape_t) { bytes, (0 == pressure && !t->ch.retag) ? SHM_DEEP
-                                      : (1 == pressure && !t->ch.retag) ? 2 : 1, false };
+        if (t->ch.retag) {
+            /* A retagged schedule's sender cannot run ahead into the next
+             * call (it waits for the receiver to arm the slot), so boxes
+             * cannot overlap one call's copy out with the next call's copy
+             * in; a message in SHM_RETAG_PIECES pieces overlaps the two
+             * copies of the same call instead (its memory stays that of
+             * one box of the message). */
+            const size_t piece = (bytes + SHM_RETAG_PIECES - 1) / SHM_RETAG_PIECES;
+            return (bytes >= SHM_RETAG_PIECES * SHM_PRESSED_MIN)
+                       ? (shm_shape_t) { (piece + SHM_LINE - 1) & ~(size_t) (SHM_LINE - 1),
+                                         SHM_RETAG_PIECES, false }
+                       : (shm_shape_t) { bytes, 1, false };
+        }
+        return (shm_shape_t) { bytes, (0 == pressure) ? SHM_DEEP : (1 == pressure) ? 2 : 1,
+                               false };
     }
     const int stream = mca_common_pnbc_params.shm_stream_frag_bytes;
     return (shm_shape_t) { (stream < SHM_STREAM_FRAG_MIN) ? SHM_STREAM_FRAG_MIN : (size_t) stream,
