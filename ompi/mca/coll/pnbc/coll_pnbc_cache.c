@@ -127,8 +127,8 @@ static inline uint64_t mix(uint64_t h, uint64_t v)
     return h * 0xff51afd7ed558ccdULL;
 }
 
-uint64_t mca_coll_pnbc_key_hash(const pnbc_coll_args_t *a,
-                                const pnbc_key_part_t parts[PNBC_KEY_NPARTS])
+static uint64_t key_hash(const pnbc_coll_args_t *a,
+                         const pnbc_key_part_t parts[PNBC_KEY_NPARTS])
 {
     uint64_t h = (uint64_t) a->coll;
     h = mix(h, (uint64_t) (uintptr_t) a->sbuf);
@@ -139,12 +139,15 @@ uint64_t mca_coll_pnbc_key_hash(const pnbc_coll_args_t *a,
     h = mix(h, (uint64_t) (uint32_t) a->root ^ ((uint64_t) a->in_place << 32));
     for (int i = 0; i < PNBC_KEY_NPARTS; ++i) {
         const unsigned char *p = parts[i].p;
-        for (size_t k = 0; k < parts[i].bytes; k += sizeof(uint32_t)) {
-            uint32_t w = 0;
+        if (0 == parts[i].bytes) {
+            continue;           /* not significant for this call */
+        }
+        for (size_t k = 0; k < parts[i].bytes; k += sizeof(uint64_t)) {
+            uint64_t w = 0;
             memcpy(&w, p + k, (parts[i].bytes - k < sizeof(w)) ? parts[i].bytes - k : sizeof(w));
             h = mix(h, w);
         }
-        h = mix(h, parts[i].bytes);
+        h = mix(h, parts[i].bytes ^ ((uint64_t) i << 56));
     }
     return h;
 }
@@ -297,22 +300,38 @@ static void evict(pnbc_nbc_cache_t *c, pnbc_nbc_request_t *e)
 /* Lookup, insert, fini                                               */
 /* ------------------------------------------------------------------ */
 
+/* A hit: e is the caller's, and the most recently used. */
+static pnbc_nbc_request_t *take(pnbc_nbc_cache_t *c, pnbc_nbc_request_t *e)
+{
+    pnbc_nbc_set_busy(e, true);
+    if (c->lru_head != e) {
+        lru_unlink(c, e);
+        lru_push_front(c, e);
+    }
+    c->hits++;
+    return e;
+}
+
 pnbc_nbc_request_t *mca_coll_pnbc_cache_lookup(mca_coll_pnbc_module_t *m,
                                                const pnbc_coll_args_t *a,
                                                const pnbc_key_part_t parts[PNBC_KEY_NPARTS],
-                                               uint64_t hash)
+                                               uint64_t *hash)
 {
     pnbc_nbc_cache_t *c = &m->cache;
+    /* A loop repeating one call, or alternating two, finds its instance
+     * among the two most recently used, without hashing the arguments. */
+    pnbc_nbc_request_t *e = c->lru_head;
+    for (int k = 0; k < 2 && NULL != e; ++k, e = e->lru_next) {
+        if (!pnbc_nbc_busy(e) && key_eq(e, a, parts)) {
+            *hash = e->hash;
+            return take(c, e);
+        }
+    }
+    *hash = key_hash(a, parts);
     if (NULL != c->buckets) {
-        for (pnbc_nbc_request_t *e = *bucket(c, hash); NULL != e; e = e->h_next) {
-            if (e->hash == hash && !pnbc_nbc_busy(e) && key_eq(e, a, parts)) {
-                pnbc_nbc_set_busy(e, true);
-                if (c->lru_head != e) {
-                    lru_unlink(c, e);
-                    lru_push_front(c, e);
-                }
-                c->hits++;
-                return e;
+        for (e = *bucket(c, *hash); NULL != e; e = e->h_next) {
+            if (e->hash == *hash && !pnbc_nbc_busy(e) && key_eq(e, a, parts)) {
+                return take(c, e);
             }
         }
     }

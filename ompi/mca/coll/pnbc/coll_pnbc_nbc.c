@@ -113,9 +113,9 @@ int mca_coll_pnbc_nbc_call(pnbc_coll_args_t *args, ompi_request_t **request,
     pnbc_key_part_t parts[PNBC_KEY_NPARTS];
     const int tag = mca_coll_pnbc_next_nbc_tag(module);
 
+    uint64_t hash;
     mca_coll_pnbc_key_parts(args, parts);
-    const uint64_t hash = mca_coll_pnbc_key_hash(args, parts);
-    pnbc_nbc_request_t *e = mca_coll_pnbc_cache_lookup(module, args, parts, hash);
+    pnbc_nbc_request_t *e = mca_coll_pnbc_cache_lookup(module, args, parts, &hash);
     if (NULL == e) {
         int rc = nbc_build(module, args, parts, hash, tag, &e);
         if (OMPI_SUCCESS != rc) {

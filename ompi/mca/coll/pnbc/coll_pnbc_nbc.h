@@ -51,19 +51,18 @@ typedef struct pnbc_nbc_request_t {
 
 OBJ_CLASS_DECLARATION(pnbc_nbc_request_t);
 
-/* The significant per-peer arrays of a call and its hash. */
+/* The significant per-peer arrays of a call. */
 void mca_coll_pnbc_key_parts(const pnbc_coll_args_t *a, pnbc_key_part_t parts[PNBC_KEY_NPARTS]);
-uint64_t mca_coll_pnbc_key_hash(const pnbc_coll_args_t *a,
-                                const pnbc_key_part_t parts[PNBC_KEY_NPARTS]);
 /* Copy a call's key into a new instance.  Returns an OMPI error code. */
 int mca_coll_pnbc_key_store(pnbc_nbc_request_t *e, const pnbc_coll_args_t *a,
                             const pnbc_key_part_t parts[PNBC_KEY_NPARTS], uint64_t hash);
 
-/* An idle cached instance for these arguments, now busy, or NULL. */
+/* An idle cached instance for these arguments, now busy, or NULL; sets
+ * *hash to the arguments' hash (for the instance a miss builds). */
 pnbc_nbc_request_t *mca_coll_pnbc_cache_lookup(mca_coll_pnbc_module_t *m,
                                                const pnbc_coll_args_t *a,
                                                const pnbc_key_part_t parts[PNBC_KEY_NPARTS],
-                                               uint64_t hash);
+                                               uint64_t *hash);
 /* Keep a new (busy) instance if the bounds allow, evicting idle ones
  * least recently used first; else it is destroyed at its free. */
 void mca_coll_pnbc_cache_insert(mca_coll_pnbc_module_t *m, pnbc_nbc_request_t *e);
