@@ -18,14 +18,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* COPY between different type maps: pack from a non-contiguous source,
- * unpack into a non-contiguous destination (both through staging). */
+/* COPY between different type maps (a->convert, made by the builder;
+ * a copy within one type map is a content copy and has none): pack from
+ * a non-contiguous source, unpack into a non-contiguous destination (both
+ * through staging). */
 static int bind_copy(pnbc_action_t *a)
 {
     pnbc_copy_convert_t *cv = a->convert;
-    if (NULL == cv) {
-        return OMPI_SUCCESS;    /* same type map: a content copy */
-    }
     bool src_flat = ompi_datatype_is_contiguous_memory_layout(a->src.dtype, a->src.count);
     bool dst_flat = ompi_datatype_is_contiguous_memory_layout(a->buf.dtype, a->buf.count);
     if (!src_flat || dst_flat) {
@@ -90,8 +89,8 @@ static void eager_sends_first(pnbc_action_t *acts, uint32_t from, uint32_t to,
  * whose transport is eager (PNBC_TCAP_EAGER_SEND) first: such a send is
  * done once its data is at the peer's side, and the peer gets it sooner
  * than after our receives are posted (docs/design-measurements.md,
- * "Eager sends first").  Receives stay ahead of the PML's sends, so that an eager
- * message finds its receive posted.  A stable partition: the order of
+ * "Eager sends first").  Receives stay ahead of the PML's sends, so
+ * that an eager message finds its receive posted.  A stable partition: the order of
  * the sends to any one peer, hence pair_seq and MPI's matching order,
  * does not change.  Local actions are not crossed (they may prepare a
  * send or consume a receive).  Runs before the transports' commit, which
