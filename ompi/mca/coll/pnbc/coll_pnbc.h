@@ -275,7 +275,13 @@ struct pnbc_algorithm_t;
 int mca_coll_pnbc_build(struct pnbc_request_t *req, pnbc_coll_args_t *args,
                         const struct pnbc_algorithm_t *alg);
 
-/* Nonblocking call (coll_pnbc_nbc.c): args normalised and completed. */
+/* Every argument significant at this rank valid?  MPI_SUCCESS or an MPI
+ * error class (coll_pnbc_module.c). */
+int mca_coll_pnbc_check_args(const pnbc_coll_args_t *a, ompi_request_t **request);
+
+/* Nonblocking call (coll_pnbc_nbc.c): args normalised and completed, not
+ * yet checked (a cache hit has the arguments of a call that passed the
+ * checks; a miss checks them). */
 int mca_coll_pnbc_nbc_call(pnbc_coll_args_t *args, ompi_request_t **request,
                            mca_coll_pnbc_module_t *module);
 

@@ -291,7 +291,7 @@ static side_t rooted_side(const pnbc_coll_args_t *a)
 /* The first error among up to two checks. */
 #define PNBC_FIRST(e1, e2) ((MPI_SUCCESS != (e1)) ? (e1) : (e2))
 
-static int check_args(const pnbc_coll_args_t *a, ompi_request_t **request)
+int mca_coll_pnbc_check_args(const pnbc_coll_args_t *a, ompi_request_t **request)
 {
     if (NULL == request) {
         return MPI_ERR_ARG;
@@ -397,13 +397,17 @@ int mca_coll_pnbc_coll_init(pnbc_coll_args_t *args, struct ompi_info_t *info,
     args->size = ompi_comm_size(args->comm);
     args->inter = OMPI_COMM_IS_INTER(args->comm);
     args->remote_size = args->inter ? ompi_comm_remote_size(args->comm) : 0;
-    int err = check_args(args, request);
-    if (MPI_SUCCESS != err) {
-        return err;
-    }
     if (PNBC_NONBLOCKING == info) {
+        /* the call checks its arguments when it misses the cache */
+        if (NULL == request) {
+            return MPI_ERR_ARG;
+        }
         args->segsize = request_segsize(NULL);
         return mca_coll_pnbc_nbc_call(args, request, pmod);
+    }
+    int err = mca_coll_pnbc_check_args(args, request);
+    if (MPI_SUCCESS != err) {
+        return err;
     }
     args->segsize = request_segsize(info);
     const pnbc_algorithm_t *alg = mca_coll_pnbc_select(args, info);

@@ -111,11 +111,21 @@ int mca_coll_pnbc_nbc_call(pnbc_coll_args_t *args, ompi_request_t **request,
                            mca_coll_pnbc_module_t *module)
 {
     pnbc_key_part_t parts[PNBC_KEY_NPARTS];
-    const int tag = mca_coll_pnbc_next_nbc_tag(module);
-
     uint64_t hash;
+
     mca_coll_pnbc_key_parts(args, parts);
     pnbc_nbc_request_t *e = mca_coll_pnbc_cache_lookup(module, args, parts, &hash);
+    /* A hit needs no checks: its key holds every argument of a call that
+     * passed them, and the instance retains its datatypes and op, so none
+     * of them can have been freed and replaced.  A call that fails them
+     * takes no tag, as before any check passed. */
+    if (NULL == e) {
+        int err = mca_coll_pnbc_check_args(args, request);
+        if (MPI_SUCCESS != err) {
+            return err;
+        }
+    }
+    const int tag = mca_coll_pnbc_next_nbc_tag(module);
     if (NULL == e) {
         int rc = nbc_build(module, args, parts, hash, tag, &e);
         if (OMPI_SUCCESS != rc) {
