@@ -119,11 +119,9 @@ int mca_coll_pnbc_nbc_call(pnbc_coll_args_t *args, ompi_request_t **request,
      * passed them, and the instance retains its datatypes and op, so none
      * of them can have been freed and replaced.  A call that fails them
      * takes no tag, as before any check passed. */
-    if (NULL == e) {
-        int err = mca_coll_pnbc_check_args(args, request);
-        if (MPI_SUCCESS != err) {
-            return err;
-        }
+    const int err = (NULL == e) ? mca_coll_pnbc_check_args(args, request) : MPI_SUCCESS;
+    if (MPI_SUCCESS != err) {
+        return err;
     }
     const int tag = mca_coll_pnbc_next_nbc_tag(module);
     if (NULL == e) {

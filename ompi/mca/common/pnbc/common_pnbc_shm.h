@@ -39,8 +39,10 @@ BEGIN_C_DECLS
 #define SHM_OFFER       (UINT64_MAX - 1)  /* len: the box holds a shm_offer_t */
 #define SHM_DEEP        8       /* boxes per slot for one-box messages */
 #define SHM_STREAM_DEPTH 4      /* boxes per slot of a streamed message */
-#define SHM_RETAG_PIECES 4      /* boxes per slot of a retagged schedule's
-                                   message of 4 pieces of 4 KiB or more */
+#define SHM_RETAG_PIECES 4      /* a retagged schedule's message of at least
+                                   this many times SHM_PRESSED_MIN bytes
+                                   (up to a box) travels in this many
+                                   pieces, a box each (see slot_shape()) */
 #define SHM_FRAG_MIN    1024
 #define SHM_STREAM_FRAG_MIN 256 /* > the largest element a fold carries */
 #define SHM_PRESSED_MIN 4096    /* a pool under pressure: larger messages
