@@ -5,12 +5,15 @@
  * Nonblocking collectives (MPI_I<coll>): the 22 slots, and the call
  *
  *     normalise arguments (the persistent entry point's code)
- *       -> tag of this call -> cache lookup
+ *       -> cache lookup
  *            hit:  an idle committed instance with these arguments
- *            miss: choose algorithm -> build -> commit -> insert
+ *            miss: check the arguments
+ *       -> tag of this call
+ *       -> (miss) choose algorithm -> build -> commit -> insert
  *       -> start the instance under the call's tag
  *
- * A hit does no allocation, no selection and no datatype or op work.
+ * A hit does no allocation, no checks, no selection and no datatype or
+ * op work.
  *
  * Matching.  Each call takes the next tag of its communicator's call
  * counter (coll_pnbc.h): calls on a communicator are ordered alike on
@@ -118,7 +121,8 @@ int mca_coll_pnbc_nbc_call(pnbc_coll_args_t *args, ompi_request_t **request,
     /* A hit needs no checks: its key holds every argument of a call that
      * passed them, and the instance retains its datatypes and op, so none
      * of them can have been freed and replaced.  A call that fails them
-     * takes no tag, as before any check passed. */
+     * returns before it takes a tag, as when every call was checked
+     * first. */
     const int err = (NULL == e) ? mca_coll_pnbc_check_args(args, request) : MPI_SUCCESS;
     if (MPI_SUCCESS != err) {
         return err;
