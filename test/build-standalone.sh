@@ -21,6 +21,7 @@ parts() {
     conf_inter) echo conf_inter_cases.c conf_inter_run.c ;;
     esac
 }
+$MPICC $CFLAGS -o "$out/copy_distance" "$here/copy_distance.c"
 for p in smoke conformance lifecycle alloc_test leak_test valgrind_small shm_test many_test $conf; do
     srcs=("$here/$p.c")
     for f in $(parts "$p"); do srcs+=("$here/$f"); done

@@ -139,6 +139,11 @@ CONF_FAMILIES=${CONF_FAMILIES:-"gather alltoall reduce_scatter neighbor inter"}
 # shellcheck disable=SC2046
 run_case smoke-np2 "$MPIRUN" $(mpiargs 2) "$(bin smoke)"
 
+for np in 1 2 3; do
+    # shellcheck disable=SC2046
+    run_case "copy_distance-np$np" "$MPIRUN" $(mpiargs $np) "$(bin copy_distance)"
+done
+
 for np in 1 2 3 4; do
     # shellcheck disable=SC2046
     run_case "conformance-np$np" "$MPIRUN" $(mpiargs $np) "$(bin conformance)"

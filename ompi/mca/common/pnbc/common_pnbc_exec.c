@@ -38,9 +38,16 @@ static int exec_local(const pnbc_action_t *a)
         ompi_op_reduce(a->op, a->src.addr, a->buf.addr, a->buf.count, a->buf.dtype);
         return OMPI_SUCCESS;
     }
-    /* COPY: same type map is a straight content copy; otherwise the
-     * convertors prepared at commit pack and/or unpack. */
+    /* COPY: same type map is a straight content copy (one block of bytes
+     * when the type map has no gaps); otherwise the convertors prepared
+     * at commit pack and/or unpack. */
     if (NULL == a->convert) {
+        if (ompi_datatype_is_contiguous_memory_layout(a->buf.dtype, a->buf.count)) {
+            const ptrdiff_t lb = a->buf.dtype->super.true_lb;
+            pnbc_copy((char *) a->buf.addr + lb, (const char *) a->src.addr + lb,
+                      a->buf.count * a->buf.dtype->super.size);
+            return OMPI_SUCCESS;
+        }
         return ompi_datatype_copy_content_same_ddt(a->buf.dtype, a->buf.count,
                                                    (char *) a->buf.addr,
                                                    (char *) a->src.addr);

@@ -374,7 +374,7 @@ bool pnbc_mbox_write(mbox_out_t *o, uint64_t key, const char *flat, opal_convert
     c->key = key;
     c->len = bytes;
     if (NULL != flat) {
-        memcpy(c->data, flat, bytes);
+        pnbc_copy(c->data, flat, bytes);
     } else if (bytes > 0 && pnbc_convert_part(conv, c->data, bytes, 0, true) != bytes) {
         *err = MPI_ERR_TRUNCATE;
     }

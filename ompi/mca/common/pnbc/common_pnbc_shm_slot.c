@@ -177,7 +177,7 @@ static bool send_stream(shm_action_t *t)
             len = SHM_TRUNCATED;            /* tell the receiver too */
             t->err = MPI_ERR_TRUNCATE;
         } else if (NULL != t->flat) {
-            memcpy(box->data, t->flat + t->moved, len);
+            pnbc_copy(box->data, t->flat + t->moved, len);
         } else if (len > 0) {
             len = pnbc_convert_part(t->conv, box->data, len, t->moved, true);
         }
@@ -242,7 +242,7 @@ static void recv_progress(shm_action_t *t)
         } else if (NULL != t->fold) {
             pnbc_shm_recv_fold(t, box->data, len);
         } else if (NULL != t->flat) {
-            memcpy(t->flat + t->moved, box->data, len);
+            pnbc_copy(t->flat + t->moved, box->data, len);
             t->moved += len;
         } else if (len > 0) {
             if (pnbc_convert_part(t->conv, box->data, len, t->moved, false) != len) {

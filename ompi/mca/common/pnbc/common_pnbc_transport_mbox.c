@@ -94,7 +94,7 @@ static void recv_deliver(void *arg, const char *data, uint64_t len)
     if (OPAL_UNLIKELY(len > t->bytes)) {
         t->err = MPI_ERR_TRUNCATE;
     } else if (NULL != t->flat) {
-        memcpy(t->flat, data, len);
+        pnbc_copy(t->flat, data, len);
     } else if (len > 0 && pnbc_convert_part(t->conv, (void *) data, len, 0, false) != len) {
         t->err = MPI_ERR_TRUNCATE;
     }
