@@ -91,7 +91,7 @@ static pnbc_action_t *sched_append(pnbc_schedule_t *s, pnbc_action_kind_t kind)
     a->kind = kind;
     pnbc_round_t *r = &s->rounds[s->nrounds - 1];
     r->nactions++;
-    if (PNBC_ACT_SEND == kind || PNBC_ACT_RECV == kind) {
+    if (pnbc_action_is_comm(a)) {
         r->ncomm++;
     }
     return a;
