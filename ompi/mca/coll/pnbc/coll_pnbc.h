@@ -213,8 +213,10 @@ typedef struct pnbc_coll_args_t {
     int rank;           /* in the local group */
     int size;           /* of the local group */
     bool inter;         /* intercommunicator: peers are remote ranks */
+    bool in_place;      /* (not beside root: a cache lookup compares the
+                           two, and one wide load over a byte and an int
+                           stored separately just before stalls) */
     int remote_size;    /* intercommunicators only */
-    bool in_place;
     int root;
     ompi_op_t *op;
     size_t segsize;     /* pipeline segment in bytes for segmented algorithms:

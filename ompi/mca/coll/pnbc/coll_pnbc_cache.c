@@ -46,11 +46,12 @@
 /* Key                                                                */
 /* ------------------------------------------------------------------ */
 
-static void part(pnbc_key_part_t *parts, int which, const void *p, int n, size_t elem)
+static void part(pnbc_key_parts_t *parts, int which, const void *p, int n, size_t elem)
 {
     if (NULL != p && n > 0) {
-        parts[which].p = p;
-        parts[which].bytes = (size_t) n * elem;
+        parts->mask |= 1u << which;
+        parts->part[which].p = p;
+        parts->part[which].bytes = (size_t) n * elem;
     }
 }
 
@@ -61,13 +62,13 @@ static bool at_root(const pnbc_coll_args_t *a)
     return a->inter ? (MPI_ROOT == a->root) : (a->rank == a->root);
 }
 
-void mca_coll_pnbc_key_parts(const pnbc_coll_args_t *a, pnbc_key_part_t parts[PNBC_KEY_NPARTS])
+void mca_coll_pnbc_key_parts(const pnbc_coll_args_t *a, pnbc_key_parts_t *parts)
 {
     const int n = a->inter ? a->remote_size : a->size;
     const bool send_side = !a->in_place || NULL != a->sbuf;
     int indeg = 0, outdeg = 0;
 
-    memset(parts, 0, PNBC_KEY_NPARTS * sizeof(*parts));
+    parts->mask = 0;
     switch (a->coll) {
     case PNBC_GATHERV:
         if (at_root(a)) {
@@ -128,7 +129,7 @@ static inline uint64_t mix(uint64_t h, uint64_t v)
 }
 
 static uint64_t key_hash(const pnbc_coll_args_t *a,
-                         const pnbc_key_part_t parts[PNBC_KEY_NPARTS])
+                         const pnbc_key_parts_t *parts)
 {
     uint64_t h = (uint64_t) a->coll;
     h = mix(h, (uint64_t) (uintptr_t) a->sbuf);
@@ -137,23 +138,22 @@ static uint64_t key_hash(const pnbc_coll_args_t *a,
     h = mix(h, (uint64_t) (uintptr_t) a->dtype ^ (uint64_t) (uintptr_t) a->sdtype);
     h = mix(h, (uint64_t) (uintptr_t) a->rdtype ^ (uint64_t) (uintptr_t) a->op);
     h = mix(h, (uint64_t) (uint32_t) a->root ^ ((uint64_t) a->in_place << 32));
-    for (int i = 0; i < PNBC_KEY_NPARTS; ++i) {
-        const unsigned char *p = parts[i].p;
-        if (0 == parts[i].bytes) {
-            continue;           /* not significant for this call */
-        }
-        for (size_t k = 0; k < parts[i].bytes; k += sizeof(uint64_t)) {
+    for (unsigned m = parts->mask; 0 != m; m &= m - 1) {
+        const int i = __builtin_ctz(m);
+        const unsigned char *p = parts->part[i].p;
+        const size_t bytes = parts->part[i].bytes;
+        for (size_t k = 0; k < bytes; k += sizeof(uint64_t)) {
             uint64_t w = 0;
-            memcpy(&w, p + k, (parts[i].bytes - k < sizeof(w)) ? parts[i].bytes - k : sizeof(w));
+            memcpy(&w, p + k, (bytes - k < sizeof(w)) ? bytes - k : sizeof(w));
             h = mix(h, w);
         }
-        h = mix(h, parts[i].bytes ^ ((uint64_t) i << 56));
+        h = mix(h, bytes ^ ((uint64_t) i << 56));
     }
     return h;
 }
 
 static bool key_eq(const pnbc_nbc_request_t *e, const pnbc_coll_args_t *a,
-                   const pnbc_key_part_t parts[PNBC_KEY_NPARTS])
+                   const pnbc_key_parts_t *parts)
 {
     const pnbc_coll_args_t *k = &e->key;
     if (k->coll != a->coll || k->sbuf != a->sbuf || k->rbuf != a->rbuf ||
@@ -162,9 +162,13 @@ static bool key_eq(const pnbc_nbc_request_t *e, const pnbc_coll_args_t *a,
         k->op != a->op || k->root != a->root || k->in_place != a->in_place) {
         return false;
     }
-    for (int i = 0; i < PNBC_KEY_NPARTS; ++i) {
-        if (e->parts[i].bytes != parts[i].bytes ||
-            (parts[i].bytes > 0 && 0 != memcmp(e->parts[i].p, parts[i].p, parts[i].bytes))) {
+    if (e->parts.mask != parts->mask) {
+        return false;
+    }
+    for (unsigned m = parts->mask; 0 != m; m &= m - 1) {
+        const int i = __builtin_ctz(m);
+        if (e->parts.part[i].bytes != parts->part[i].bytes ||
+            0 != memcmp(e->parts.part[i].p, parts->part[i].p, parts->part[i].bytes)) {
             return false;
         }
     }
@@ -172,11 +176,11 @@ static bool key_eq(const pnbc_nbc_request_t *e, const pnbc_coll_args_t *a,
 }
 
 int mca_coll_pnbc_key_store(pnbc_nbc_request_t *e, const pnbc_coll_args_t *a,
-                            const pnbc_key_part_t parts[PNBC_KEY_NPARTS], uint64_t hash)
+                            const pnbc_key_parts_t *parts, uint64_t hash)
 {
     size_t total = 0;
-    for (int i = 0; i < PNBC_KEY_NPARTS; ++i) {
-        total += (parts[i].bytes + 7) & ~(size_t) 7;
+    for (unsigned m = parts->mask; 0 != m; m &= m - 1) {
+        total += (parts->part[__builtin_ctz(m)].bytes + 7) & ~(size_t) 7;
     }
     e->hash = hash;
     e->key = *a;
@@ -188,13 +192,13 @@ int mca_coll_pnbc_key_store(pnbc_nbc_request_t *e, const pnbc_coll_args_t *a,
         return OMPI_ERR_OUT_OF_RESOURCE;
     }
     char *p = e->keymem;
-    for (int i = 0; i < PNBC_KEY_NPARTS; ++i) {
-        e->parts[i].bytes = parts[i].bytes;
-        e->parts[i].p = (parts[i].bytes > 0) ? p : NULL;
-        if (parts[i].bytes > 0) {
-            memcpy(p, parts[i].p, parts[i].bytes);
-            p += (parts[i].bytes + 7) & ~(size_t) 7;
-        }
+    e->parts.mask = parts->mask;
+    for (unsigned m = parts->mask; 0 != m; m &= m - 1) {
+        const int i = __builtin_ctz(m);
+        e->parts.part[i].bytes = parts->part[i].bytes;
+        e->parts.part[i].p = p;
+        memcpy(p, parts->part[i].p, parts->part[i].bytes);
+        p += (parts->part[i].bytes + 7) & ~(size_t) 7;
     }
     e->bytes = sizeof(*e) + total + e->super.sched.tmp_size +
                e->super.sched.actions_cap * sizeof(pnbc_action_t) +
@@ -314,7 +318,7 @@ static pnbc_nbc_request_t *take(pnbc_nbc_cache_t *c, pnbc_nbc_request_t *e)
 
 pnbc_nbc_request_t *mca_coll_pnbc_cache_lookup(mca_coll_pnbc_module_t *m,
                                                const pnbc_coll_args_t *a,
-                                               const pnbc_key_part_t parts[PNBC_KEY_NPARTS],
+                                               const pnbc_key_parts_t *parts,
                                                uint64_t *hash)
 {
     pnbc_nbc_cache_t *c = &m->cache;

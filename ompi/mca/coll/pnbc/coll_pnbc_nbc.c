@@ -81,7 +81,7 @@ OBJ_CLASS_INSTANCE(pnbc_nbc_request_t, pnbc_request_t, nbc_request_construct,
 
 /* A miss: a new busy instance committed for these arguments. */
 static int nbc_build(mca_coll_pnbc_module_t *m, pnbc_coll_args_t *args,
-                     const pnbc_key_part_t parts[PNBC_KEY_NPARTS], uint64_t hash, int tag,
+                     const pnbc_key_parts_t *parts, uint64_t hash, int tag,
                      pnbc_nbc_request_t **out)
 {
     const pnbc_algorithm_t *alg = mca_coll_pnbc_select(args, NULL);
@@ -113,11 +113,11 @@ static int nbc_build(mca_coll_pnbc_module_t *m, pnbc_coll_args_t *args,
 int mca_coll_pnbc_nbc_call(pnbc_coll_args_t *args, ompi_request_t **request,
                            mca_coll_pnbc_module_t *module)
 {
-    pnbc_key_part_t parts[PNBC_KEY_NPARTS];
+    pnbc_key_parts_t parts;
     uint64_t hash;
 
-    mca_coll_pnbc_key_parts(args, parts);
-    pnbc_nbc_request_t *e = mca_coll_pnbc_cache_lookup(module, args, parts, &hash);
+    mca_coll_pnbc_key_parts(args, &parts);
+    pnbc_nbc_request_t *e = mca_coll_pnbc_cache_lookup(module, args, &parts, &hash);
     /* A hit needs no checks: its key holds every argument of a call that
      * passed them, and the instance retains its datatypes and op, so none
      * of them can have been freed and replaced.  A call that fails them
@@ -129,7 +129,7 @@ int mca_coll_pnbc_nbc_call(pnbc_coll_args_t *args, ompi_request_t **request,
     }
     const int tag = mca_coll_pnbc_next_nbc_tag(module);
     if (NULL == e) {
-        int rc = nbc_build(module, args, parts, hash, tag, &e);
+        int rc = nbc_build(module, args, &parts, hash, tag, &e);
         if (OMPI_SUCCESS != rc) {
             return rc;
         }

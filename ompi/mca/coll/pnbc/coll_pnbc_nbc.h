@@ -25,8 +25,15 @@ enum {
 
 typedef struct pnbc_key_part_t {
     const void *p;
-    size_t bytes;       /* 0: not significant for this call */
+    size_t bytes;
 } pnbc_key_part_t;
+
+/* A call's significant per-peer arrays: part[i] is set only where bit i
+ * of mask is (most calls have none, and pay nothing for the others). */
+typedef struct pnbc_key_parts_t {
+    unsigned mask;
+    pnbc_key_part_t part[PNBC_KEY_NPARTS];
+} pnbc_key_parts_t;
 
 typedef struct pnbc_nbc_request_t {
     pnbc_request_t super;
@@ -39,7 +46,7 @@ typedef struct pnbc_nbc_request_t {
      * content in keymem), and its hash. */
     uint64_t hash;
     pnbc_coll_args_t key;
-    pnbc_key_part_t parts[PNBC_KEY_NPARTS];
+    pnbc_key_parts_t parts;
     void *keymem;
     size_t bytes;       /* accounted against coll_pnbc_cache_bytes */
 
@@ -52,16 +59,16 @@ typedef struct pnbc_nbc_request_t {
 OBJ_CLASS_DECLARATION(pnbc_nbc_request_t);
 
 /* The significant per-peer arrays of a call. */
-void mca_coll_pnbc_key_parts(const pnbc_coll_args_t *a, pnbc_key_part_t parts[PNBC_KEY_NPARTS]);
+void mca_coll_pnbc_key_parts(const pnbc_coll_args_t *a, pnbc_key_parts_t *parts);
 /* Copy a call's key into a new instance.  Returns an OMPI error code. */
 int mca_coll_pnbc_key_store(pnbc_nbc_request_t *e, const pnbc_coll_args_t *a,
-                            const pnbc_key_part_t parts[PNBC_KEY_NPARTS], uint64_t hash);
+                            const pnbc_key_parts_t *parts, uint64_t hash);
 
 /* An idle cached instance for these arguments, now busy, or NULL; sets
  * *hash to the arguments' hash (for the instance a miss builds). */
 pnbc_nbc_request_t *mca_coll_pnbc_cache_lookup(mca_coll_pnbc_module_t *m,
                                                const pnbc_coll_args_t *a,
-                                               const pnbc_key_part_t parts[PNBC_KEY_NPARTS],
+                                               const pnbc_key_parts_t *parts,
                                                uint64_t *hash);
 /* Keep a new (busy) instance if the bounds allow, evicting idle ones
  * least recently used first; else it is destroyed at its free. */
