@@ -38,6 +38,9 @@
 #                          as instances are rebuilt); nbc-shm-fulldir-np3:
 #                          a 64-entry pool directory, so most instances
 #                          announce their fallback by marker files
+#   nbc-shm-nooffer-np3    the same with coll_pnbc_nbc_single_copy_min_bytes
+#                          0: messages of 16 KiB and more stream through the
+#                          slot's pieces instead of being read in one copy
 #   nbc-alloc-np2          nbc_alloc with the alloc_counter preload library:
 #                          no heap call from "pnbc" objects per call + wait
 #                          after the first call
@@ -72,6 +75,9 @@ run_case nbc-shm-cache1-np3 "$MPIRUN" $(mpiargs 3) --mca coll_pnbc_nbc_shm_min_b
 # shellcheck disable=SC2046
 run_case nbc-shm-fulldir-np3 "$MPIRUN" $(mpiargs 3) --mca coll_pnbc_nbc_shm_min_bytes 0 \
     --mca coll_pnbc_shm_pool_entries 64 "$(bin nbc_test)" 20
+# shellcheck disable=SC2046
+run_case nbc-shm-nooffer-np3 "$MPIRUN" $(mpiargs 3) --mca coll_pnbc_nbc_shm_min_bytes 0 \
+    --mca coll_pnbc_nbc_single_copy_min_bytes 0 "$(bin nbc_test)" 20
 # shellcheck disable=SC2046
 run_case nbc-mbox2-np3 "$MPIRUN" $(mpiargs 3) --mca coll_pnbc_nbc_mailbox_cells 2 "$(bin nbc_test)" 20
 # nbc_expect NAME PATTERN COMMAND...: the command passes and its verbose

@@ -106,6 +106,14 @@ static int pnbc_register(void)
         "(0: through the PML). Must be the same on all processes",
         MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_5,
         MCA_BASE_VAR_SCOPE_ALL_EQ, &e->nbc_mailbox_cells);
+    (void) mca_base_component_var_register(&c->super.collm_version, "nbc_single_copy_min_bytes",
+        "Nonblocking collectives: on-node messages of at least this many bytes paired "
+        "through the shared memory slots are read in one copy from the sender's buffer "
+        "(process_vm_readv; coll_pnbc_shm_single_copy) where its data is in one piece, "
+        "instead of two copies through the slot's boxes, which a call cannot overlap with "
+        "the next (0: never; docs/nbc.md)",
+        MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_5,
+        MCA_BASE_VAR_SCOPE_ALL, &e->nbc_single_copy_min_bytes);
     (void) mca_base_component_var_register(&c->super.collm_version, "shm_frag_bytes",
         "Shared memory transport: messages up to this size go through one box (copy "
         "in, copy out); larger ones, for the collectives that take them, are read "

@@ -59,6 +59,10 @@ typedef struct pnbc_engine_params_t {
     int nbc_mailbox_cells;      /* smaller ones go through a ring of this
                                    many cells per pair and communicator
                                    (coll_pnbc_nbc_mailbox_cells; 0: pml) */
+    int nbc_single_copy_min_bytes;  /* a retagged schedule's receiver asks
+                                       for single copy from this size on
+                                       (coll_pnbc_nbc_single_copy_min_bytes;
+                                       0: never) */
 } pnbc_engine_params_t;
 
 OMPI_DECLSPEC extern pnbc_engine_params_t mca_common_pnbc_params;

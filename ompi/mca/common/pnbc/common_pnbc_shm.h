@@ -253,10 +253,17 @@ static inline shm_shape_t slot_shape(const shm_action_t *t, int pressure)
              * copies of the same call instead (its memory stays that of
              * one box of the message). */
             const size_t piece = (bytes + SHM_RETAG_PIECES - 1) / SHM_RETAG_PIECES;
+            /* For the same reason a sender whose data is in one piece is
+             * asked to offer it (one copy, by the receiver) from
+             * coll_pnbc_nbc_single_copy_min_bytes on: the boxes then serve
+             * only senders that cannot (docs/nbc.md, "Single copy"). */
+            const int offer_min = mca_common_pnbc_params.nbc_single_copy_min_bytes;
+            const bool offer = offer_min > 0 && bytes >= (size_t) offer_min &&
+                               mca_common_pnbc_params.shm_single_copy;
             return (bytes >= SHM_RETAG_PIECES * SHM_PRESSED_MIN)
                        ? (shm_shape_t) { (piece + SHM_LINE - 1) & ~(size_t) (SHM_LINE - 1),
-                                         SHM_RETAG_PIECES, false }
-                       : (shm_shape_t) { bytes, 1, false };
+                                         SHM_RETAG_PIECES, offer }
+                       : (shm_shape_t) { bytes, 1, offer };
         }
         return (shm_shape_t) { bytes, (0 == pressure) ? SHM_DEEP : (1 == pressure) ? 2 : 1,
                                false };
