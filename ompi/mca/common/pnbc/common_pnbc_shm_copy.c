@@ -10,6 +10,7 @@
 
 #include "common_pnbc_shm.h"
 
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -112,13 +113,38 @@ static bool recv_read_packed(shm_action_t *t, const shm_offer_t *o, uint64_t byt
     return true;
 }
 
-/* The offered message folded into a reduction (a slot of a pool under
- * pressure, see slot_shape()): read through a bounce buffer on the stack,
- * a piece at a time.  Only a failed first read can be refused -- the
- * message then follows as fragments -- as later ones have folded part of
- * it already. */
+/* Can the offered message be read where the result lands, in one system
+ * call, and the operand folded into it there?  landing = operand (op)
+ * data keeps its order as landing = operand (op) landing (ompi_op_reduce:
+ * target = source (op) target), so any op can; not when the operand
+ * overlaps the landing. */
+static bool fold_in_landing(const shm_action_t *t, uint64_t bytes)
+{
+    const shm_fold_t *f = t->fold;
+    if (NULL != f->acc || NULL == t->flat || 0 != t->moved || 0 == bytes ||
+        0 != bytes % f->elsize || bytes / f->elsize > INT_MAX) {
+        return false;
+    }
+    const char *land = t->flat;
+    return f->operand + bytes <= land || land + bytes <= f->operand;
+}
+
+/* The offered message folded into a reduction (a retagged schedule's or
+ * a pool under pressure, see slot_shape()): read into the landing and
+ * folded there, or else through a bounce buffer on the stack, a piece at
+ * a time.  Only a failed first read can be refused -- the message then
+ * follows as fragments -- as later ones have folded part of it already. */
 static bool recv_read_fold(shm_action_t *t, const shm_offer_t *o, uint64_t bytes)
 {
+    if (fold_in_landing(t, bytes)) {
+        if (!read_peer(o->pid, o->addr, t->flat, bytes)) {
+            return false;       /* nothing written that the fragments will not */
+        }
+        ompi_op_reduce(t->fold->op, t->fold->operand, t->flat, (int) (bytes / t->fold->elsize),
+                       t->fold->dtype);
+        t->moved += bytes;
+        return true;
+    }
     char bounce[16384];
     for (uint64_t at = 0; at < bytes; at += sizeof(bounce)) {
         const uint64_t len = (bytes - at < sizeof(bounce)) ? bytes - at : sizeof(bounce);
