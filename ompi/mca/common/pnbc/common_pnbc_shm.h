@@ -256,10 +256,11 @@ static inline shm_shape_t slot_shape(const shm_action_t *t, int pressure)
             /* For the same reason a sender whose data is in one piece is
              * asked to offer it (one copy, by the receiver) from
              * coll_pnbc_nbc_single_copy_min_bytes on: the boxes then serve
-             * only senders that cannot (docs/nbc.md, "Single copy"). */
+             * only senders that cannot (docs/nbc.md, "Single copy").  Never
+             * below SHM_PRESSED_MIN: the offer itself fills the first box. */
             const int offer_min = mca_common_pnbc_params.nbc_single_copy_min_bytes;
             const bool offer = offer_min > 0 && bytes >= (size_t) offer_min &&
-                               mca_common_pnbc_params.shm_single_copy;
+                               bytes >= SHM_PRESSED_MIN && mca_common_pnbc_params.shm_single_copy;
             return (bytes >= SHM_RETAG_PIECES * SHM_PRESSED_MIN)
                        ? (shm_shape_t) { (piece + SHM_LINE - 1) & ~(size_t) (SHM_LINE - 1),
                                          SHM_RETAG_PIECES, offer }
