@@ -43,7 +43,7 @@
 #                          slot's pieces instead of being read in one copy
 #   nbc-noncomm-np2..3, nbc-noncomm-big-np2, nbc-noncomm-nooffer-np3
 #                          ireduce/iallreduce with a non-commutative user op
-#                          (2x2 matrix products) of 64 KiB and 640 KiB:
+#                          (2x2 matrix products) of 64 KiB and 320 KiB:
 #                          offered messages folded where the result lands
 #                          keep MPI's order; with the offer off as well
 #   nbc-alloc-np2          nbc_alloc with the alloc_counter preload library:
