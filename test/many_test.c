@@ -11,6 +11,12 @@
  *       against values computed locally; then freed in reverse order.
  *   many_test big N [ROUNDS]
  *       the same with the largest requests 80 000 bytes instead of 64 KiB
+ *   many_test late N [ROUNDS]
+ *       the same, but in round k rank k % size starts 20 ms after the
+ *       others, which meanwhile call MPI_Test on an unrelated receive:
+ *       with many requests active, those waiting on one peer are parked on
+ *       its bell (coll_pnbc_progress_park_min) and must wake up when the
+ *       late rank's messages (through shared memory or the PML) arrive
  *   many_test churn K
  *       K init / start / wait / free cycles of the same mix (one request at
  *       a time, sizes cycling up to 64 KiB): the resident set after the
@@ -31,6 +37,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <unistd.h>
 
 enum { K_ALLREDUCE, K_BCAST, K_REDUCE, K_ALLGATHER, K_ALLTOALL, K_NKINDS };
 
@@ -59,7 +66,7 @@ static int input(int p, int r, int i, int k)
 
 /* "big": the largest requests are 80 000 bytes instead of 64 KiB (in a
  * pool under pressure: offered for single copy, see slot_shape()). */
-static int big;
+static int big, late;
 
 /* The shape of request r (the same on every rank). */
 static void shape(item_t *it, int r, int sizes, MPI_Comm dup)
@@ -169,6 +176,26 @@ static void item_free(item_t *it)
     free(it->rbuf);
 }
 
+/* "late": the late rank tells the others it has started; they make
+ * progress meanwhile through MPI_Test of the receive of that word. */
+static void round_late_rank(int lr)
+{
+    int word = 0, flag = 0;
+    if (wrank == lr) {
+        for (int p = 0; p < wsize; ++p) {
+            if (p != lr) {
+                MPI_Send(&word, 1, MPI_INT, p, 77, MPI_COMM_WORLD);
+            }
+        }
+        return;
+    }
+    MPI_Request x;
+    MPI_Irecv(&word, 1, MPI_INT, lr, 77, MPI_COMM_WORLD, &x);
+    while (!flag) {
+        MPI_Test(&x, &flag, MPI_STATUS_IGNORE);
+    }
+}
+
 static void run_many(int n, int rounds)
 {
     MPI_Comm dup;
@@ -198,9 +225,17 @@ static void run_many(int n, int rounds)
             reqs[r] = items[order[r]].req;
         }
         watchdog_arm(240, "round %d of %d requests", k, n);
-        if (MPI_SUCCESS != MPI_Startall(n, reqs) ||
-            MPI_SUCCESS != MPI_Waitall(n, reqs, MPI_STATUSES_IGNORE)) {
-            FAIL("round %d: Startall/Waitall failed", k);
+        if (late && k % wsize == wrank) {
+            usleep(20000);
+        }
+        if (MPI_SUCCESS != MPI_Startall(n, reqs)) {
+            FAIL("round %d: Startall failed", k);
+        }
+        if (late) {
+            round_late_rank(k % wsize);
+        }
+        if (MPI_SUCCESS != MPI_Waitall(n, reqs, MPI_STATUSES_IGNORE)) {
+            FAIL("round %d: Waitall failed", k);
         }
         for (int r = 0; r < n; ++r) {
             item_check(&items[r], r, k);
@@ -301,6 +336,7 @@ int main(int argc, char **argv)
     const char *mode = (argc > 1) ? argv[1] : "many";
     const int n = (argc > 2) ? atoi(argv[2]) : 1000;
     big = (0 == strcmp(mode, "big"));
+    late = (0 == strcmp(mode, "late"));
     if (0 == strcmp(mode, "churn")) {
         run_churn(n);
     } else {

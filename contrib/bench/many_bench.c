@@ -6,13 +6,20 @@
  * application that keeps one per field sees it.  N allreduce requests of
  * `bytes` each (MPI_SUM of MPI_INT on distinct buffers) are created, then
  * started together (MPI_Startall) and completed together (MPI_Waitall):
- * one first round, then `rounds` timed rounds; then freed.  Every round's
- * results are checked (element i of request r on rank p holds
- * p + r + i + round; the sum is computed locally).
+ * one first round, then `rounds` timed rounds, then a late round; then
+ * freed.  Every round's results are checked (element i of request r on
+ * rank p holds p + r + i + round; the sum is computed locally).
+ *
+ * The late round measures what progress costs while the N requests wait:
+ * every rank but 0 starts them, then calls MPI_Test on an unrelated
+ * MPI_Irecv (each call runs the progress engine once) 2 x IDLE_TESTS
+ * times -- the second batch timed, the first lets what the start set in
+ * motion settle -- and only then lets rank 0 start.
  *
  * Usage: many_bench N BYTES [ROUNDS]      (ROUNDS default 19)
  * Prints one line (rank 0), times the maximum over ranks:
- *   N,bytes,np,init_s,first_s,rounds_s,free_s,maxrss_kb,ok
+ *   N,bytes,np,init_s,first_s,rounds_s,free_s,maxrss_kb,idle_test_s,ok
+ * idle_test_s: one MPI_Test of the late round (np=1: 0).
  * maxrss_kb: the largest ru_maxrss of the ranks (after the free).
  * Builds with Open MPI (<mpi-ext.h> MPIX_Allreduce_init) and with MPICH
  * (-DMANY_BENCH_MPI4: MPI_Allreduce_init).
@@ -47,6 +54,41 @@ static int check(const int *recv, int count, int np, int r, int round)
         }
     }
     return 0;
+}
+
+#define IDLE_TESTS 2000
+
+/* The late round (see above): the mean time of one MPI_Test while the
+ * requests wait for rank 0 (0 on rank 0). */
+static double late_round(int n, MPI_Request *req, int rank, int np)
+{
+    int tok = 0, flag;
+    double t = 0.0;
+    MPI_Request x;
+    if (0 != rank) {
+        MPI_Startall(n, req);
+        MPI_Irecv(&tok, 1, MPI_INT, 0, 99, MPI_COMM_WORLD, &x);
+        for (int k = 0; k < IDLE_TESTS; ++k) {
+            MPI_Test(&x, &flag, MPI_STATUS_IGNORE);
+        }
+        const double t0 = MPI_Wtime();
+        for (int k = 0; k < IDLE_TESTS; ++k) {
+            MPI_Test(&x, &flag, MPI_STATUS_IGNORE);
+        }
+        t = (MPI_Wtime() - t0) / IDLE_TESTS;
+        MPI_Send(&tok, 1, MPI_INT, 0, 98, MPI_COMM_WORLD);
+        MPI_Wait(&x, MPI_STATUS_IGNORE);
+    } else {
+        for (int p = 1; p < np; ++p) {
+            MPI_Recv(&tok, 1, MPI_INT, p, 98, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        }
+        for (int p = 1; p < np; ++p) {
+            MPI_Send(&tok, 1, MPI_INT, p, 99, MPI_COMM_WORLD);
+        }
+        MPI_Startall(n, req);
+    }
+    MPI_Waitall(n, req, MPI_STATUSES_IGNORE);
+    return t;
 }
 
 static double max_over_ranks(double t)
@@ -104,6 +146,17 @@ int main(int argc, char **argv)
             bad |= check(recv + (size_t) r * stride, count, np, r, round);
         }
     }
+    double idle = 0.0;
+    if (!bad) {
+        for (int r = 0; r < n; ++r) {
+            fill(send + (size_t) r * stride, count, rank, r, rounds + 1);
+        }
+        MPI_Barrier(MPI_COMM_WORLD);
+        idle = late_round(n, req, rank, np);
+        for (int r = 0; r < n && !bad; ++r) {
+            bad |= check(recv + (size_t) r * stride, count, np, r, rounds + 1);
+        }
+    }
     MPI_Barrier(MPI_COMM_WORLD);
     t0 = MPI_Wtime();
     for (int r = 0; r < n; ++r) {
@@ -120,9 +173,11 @@ int main(int argc, char **argv)
     MPI_Allreduce(&bad, &anybad, 1, MPI_INT, MPI_LOR, MPI_COMM_WORLD);
     const double mi = max_over_ranks(init), mf = max_over_ranks(first);
     const double ms = max_over_ranks(steady), mfr = max_over_ranks(freet);
+    const double mid = max_over_ranks(idle);
     if (0 == rank) {
-        printf("%d,%ld,%d,%.6f,%.6f,%.6f,%.6f,%ld,%s\n", n, (long) count * (long) sizeof(int), np,
-               mi, mf, ms, mfr, maxrss, anybad ? "BAD" : "ok");
+        printf("%d,%ld,%d,%.6f,%.6f,%.6f,%.6f,%ld,%.9f,%s\n", n,
+               (long) count * (long) sizeof(int), np, mi, mf, ms, mfr, maxrss, mid,
+               anybad ? "BAD" : "ok");
     }
     free(send);
     free(recv);

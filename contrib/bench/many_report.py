@@ -4,7 +4,8 @@
 #
 # many_report.py OUT CMDLINE: OUT/many.csv (run-many-bench.sh) -> OUT/many.md
 # (best of the runs per cell, each metric separately) and OUT/many.png
-# (gnuplot, if installed: per-request init and per-request round cost
+# (gnuplot, if installed: per-request init, per-request round cost and
+# one MPI_Test while the requests wait,
 # against N, log-log, one line per implementation and size).
 import csv
 import os
@@ -13,7 +14,7 @@ import subprocess
 import sys
 
 out, cmdline = sys.argv[1], sys.argv[2]
-METRICS = ["init_s", "first_s", "rounds_s", "free_s", "maxrss_kb"]
+METRICS = ["init_s", "first_s", "rounds_s", "free_s", "maxrss_kb", "idle_test_s"]
 best = {}
 for row in csv.DictReader(open(os.path.join(out, "many.csv"))):
     key = (int(row["np"]), int(row["bytes"]), int(row["n"]), row["impl"])
@@ -38,13 +39,15 @@ lines = ["# Many live persistent requests (allreduce, MPI_SUM of int)", "",
          "RSS is the largest ru_maxrss of the ranks.", ""]
 for metric, title in ((0, "init of all N"), (1, "first round (Startall + Waitall)"),
                       (2, "timed rounds (Startall + Waitall each)"), (3, "free of all N"),
-                      (4, "max RSS")):
+                      (4, "max RSS"),
+                      (5, "one MPI_Test (a progress pass) while the N wait for a late rank")):
     lines += ["## " + title, "",
               "| np | bytes | N | " + " | ".join(impls) + " | pnbc / libnbc |",
               "|---|---:|---:|" + "---:|" * len(impls) + "---:|"]
     for c in cells:
         vals = [best.get(c + (i,)) for i in impls]
-        shown = ["-" if v is None else (("%.0f MB" % (v[4] / 1024)) if metric == 4 else fmt_s(v[metric]))
+        shown = ["-" if v is None else (("%.0f MB" % (v[4] / 1024)) if metric == 4 else
+                                        ("%.3f µs" % (v[5] * 1e6)) if metric == 5 else fmt_s(v[metric]))
                  for v in vals]
         p, l = best.get(c + ("pnbc",)), best.get(c + ("libnbc",))
         r = ratio(p[metric], l[metric]) if p and l else "-"
@@ -74,15 +77,18 @@ if shutil.which("gnuplot"):
                     path = os.path.join(out, "many-%s-%d-%d.dat" % (i, b, np_))
                     with open(path, "w") as f:
                         for n, v in pts:
-                            f.write("%d %g %g\n" % (n, v[0] * 1e6 / n, v[2] * 1e6 / 19.0 / n))
+                            f.write("%d %g %g %g\n" % (n, v[0] * 1e6 / n, v[2] * 1e6 / 19.0 / n,
+                                                        v[5] * 1e6))
                     series.append((name, path))
     if series:
         plot = lambda col: ", ".join('"%s" using 1:%d with linespoints title "%s"' % (p, col, n)
                                      for n, p in series)
         script = "\n".join([
-            'set terminal png size 1200,500', 'set output "%s"' % os.path.join(out, "many.png"),
-            'set multiplot layout 1,2', 'set logscale xy', 'set xlabel "live requests N"',
+            'set terminal png size 1800,500', 'set output "%s"' % os.path.join(out, "many.png"),
+            'set multiplot layout 1,3', 'set logscale xy', 'set xlabel "live requests N"',
             'set key left top font ",8"', 'set ylabel "init per request (us)"', "plot " + plot(2),
-            'set ylabel "one round per request (us)"', "plot " + plot(3), "unset multiplot"])
+            'set ylabel "one round per request (us)"', "plot " + plot(3),
+            'set ylabel "one MPI_Test while they wait (us)"', "plot " + plot(4),
+            "unset multiplot"])
         subprocess.run(["gnuplot"], input=script.encode(), check=False)
 print("wrote %s/many.md" % out)

@@ -6,7 +6,9 @@
 # requests of SIZE bytes kept alive together, as an application with one
 # per field keeps them; init of all N, one MPI_Startall + MPI_Waitall round
 # (the first), ROUNDS more rounds, free of all N; the largest ru_maxrss of
-# the ranks.  Every round's results are checked.
+# the ranks; the cost of one MPI_Test (one progress pass) while the N
+# requests wait for a rank that starts late.  Every round's results are
+# checked.
 #   impls: pnbc (Open MPI + this tree's coll/pnbc), libnbc (stock Open MPI),
 #          mpich (MPICH's MPI_Allreduce_init), each run REPEAT times in turn
 #          (interleaved; the best of the runs is kept per cell)
@@ -81,7 +83,7 @@ run_one() {     # impl np n size -> one CSV line (or nothing)
 }
 
 status=0
-echo "impl,n,bytes,np,init_s,first_s,rounds_s,free_s,maxrss_kb,ok" > "$OUT/many.csv"
+echo "impl,n,bytes,np,init_s,first_s,rounds_s,free_s,maxrss_kb,idle_test_s,ok" > "$OUT/many.csv"
 for np in ${NPS//,/ }; do
     for size in ${SIZES//,/ }; do
         for n in ${NS//,/ }; do

@@ -23,6 +23,13 @@
 #   many-fulldir-np2    300 of them with a 64-entry pool directory: the
 #                       requests past it fall back by marker file (folded
 #                       reductions unfolded), results still right
+#   many-late-np3       2000 of them, one rank starting each round 20 ms
+#                       late: the others' requests wait parked on their
+#                       peers' bells, and wake when its messages arrive
+#   many-late-tinypool-np4  500 with a 64 KiB pool: parked on bells that
+#                       PML completions ring as well
+#   many-late-park1-np4 12 with coll_pnbc_progress_park_min 1 (every
+#                       request that waits is parked)
 
 # many_fallback CASE NP REASON MCA_NAME MCA_VALUE: 300 live requests with
 # coll_pnbc_verbose 1 and the given pool limit; passes when the run passes
@@ -49,3 +56,11 @@ many_fallback many-tinypool-np3 3 "the shm pool is full" coll_pnbc_shm_pool_comm
 # shellcheck disable=SC2046
 run_case many-churn-np2 "$MPIRUN" $(mpiargs 2) "$(bin many_test)" churn 5000
 many_fallback many-fulldir-np2 2 "the pool's directory is full" coll_pnbc_shm_pool_entries 64
+# shellcheck disable=SC2046
+run_case many-late-np3 "$MPIRUN" $(mpiargs 3) "$(bin many_test)" late 2000
+# shellcheck disable=SC2046
+run_case many-late-tinypool-np4 "$MPIRUN" $(mpiargs 4) --mca coll_pnbc_shm_pool_comm_bytes 65536 \
+    "$(bin many_test)" late 500
+# shellcheck disable=SC2046
+run_case many-late-park1-np4 "$MPIRUN" $(mpiargs 4) --mca coll_pnbc_progress_park_min 1 \
+    "$(bin many_test)" late 12

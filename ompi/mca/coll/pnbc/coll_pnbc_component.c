@@ -114,6 +114,13 @@ static int pnbc_register(void)
         "the next (0: never; docs/nbc.md)",
         MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_5,
         MCA_BASE_VAR_SCOPE_ALL, &e->nbc_single_copy_min_bytes);
+    (void) mca_base_component_var_register(&c->super.collm_version, "progress_park_min",
+        "From this many active pnbc requests on, a request whose in-flight messages all "
+        "wait on one peer's shared-memory bell (or on the PML) is polled only after that "
+        "bell rang, so the cost of progress does not grow with requests that cannot "
+        "advance (0: poll every active request at every pass; docs/many/progress.md)",
+        MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_5,
+        MCA_BASE_VAR_SCOPE_ALL, &e->progress_park_min);
     (void) mca_base_component_var_register(&c->super.collm_version, "shm_frag_bytes",
         "Shared memory transport: messages up to this size go through one box (copy "
         "in, copy out); larger ones, for the collectives that take them, are read "

@@ -63,6 +63,10 @@ typedef struct pnbc_engine_params_t {
                                        for single copy from this size on
                                        (coll_pnbc_nbc_single_copy_min_bytes;
                                        0: never) */
+    int progress_park_min;      /* from this many active requests on,
+                                   those waiting on a bell are parked
+                                   (coll_pnbc_progress_park_min; 0:
+                                   never) */
 } pnbc_engine_params_t;
 
 OMPI_DECLSPEC extern pnbc_engine_params_t mca_common_pnbc_params;
@@ -73,11 +77,76 @@ OMPI_DECLSPEC extern pnbc_engine_params_t mca_common_pnbc_params;
 
 struct pnbc_request_t;
 
+/*
+ * A bell: counters that other processes (or completion callbacks) advance
+ * after making progress possible for some in-flight actions -- a
+ * transport rings one after it writes what an action polls for, and says
+ * which bell an action waits on (pnbc_transport_t.bell).  While many
+ * requests are active, a request whose in-flight actions all wait on one
+ * bell is parked on it and polled again only once it has rung, so a
+ * progress pass costs what can have advanced plus a load per bell, not a
+ * poll per active request (common_pnbc_request.c, "Parking").
+ */
+#define PNBC_BELL_CTRS 3
+typedef struct pnbc_bell_t {
+    const volatile uint64_t *ctr[PNBC_BELL_CTRS];  /* NULL: unused */
+    uint64_t seen[PNBC_BELL_CTRS];      /* their values when last read */
+    volatile uint64_t local;            /* a counter of this process's
+                                           (PML completions) */
+    struct pnbc_request_t *parked;      /* through pnbc_request_t.next/prev */
+    struct pnbc_bell_t *next;           /* in pnbc_engine_t.bells */
+    bool listed;
+} pnbc_bell_t;
+
+/* Ring a counter of a bell (its only writer is this process). */
+static inline void pnbc_bell_ring(volatile uint64_t *ctr)
+{
+    if (opal_using_threads()) {
+        (void) __atomic_add_fetch(ctr, 1, __ATOMIC_RELEASE);
+    } else {
+        __atomic_store_n(ctr, *ctr + 1, __ATOMIC_RELEASE);
+    }
+}
+
+/* Has b rung since it was last read?  What it guards is visible after a
+ * true answer (acquire). */
+static inline bool pnbc_bell_rang(pnbc_bell_t *b)
+{
+    bool rang = false;
+    for (int i = 0; i < PNBC_BELL_CTRS; ++i) {
+        if (NULL != b->ctr[i]) {
+            const uint64_t v = __atomic_load_n(b->ctr[i], __ATOMIC_ACQUIRE);
+            rang |= (v != b->seen[i]);
+            b->seen[i] = v;
+        }
+    }
+    return rang;
+}
+
+/* A transport gives a bell a counter it did not have: the next reading
+ * tells it has rung (nothing parked on it can have relied on it). */
+static inline void pnbc_bell_add(pnbc_bell_t *b, int i, const volatile uint64_t *ctr)
+{
+    b->ctr[i] = ctr;
+    b->seen[i] = ~*ctr;
+}
+
+/* The bell of process `rank` of comm (its remote group): one per process
+ * of our job, and one for every other process; its `local` counter is
+ * ctr[0], the shared-memory transport adds two.  NULL: out of memory.
+ * Engine lock held.  Freed with the engine (pnbc_bells_fini). */
+OMPI_DECLSPEC pnbc_bell_t *pnbc_bell_of(ompi_communicator_t *comm, int rank);
+OMPI_DECLSPEC void pnbc_bells_fini(void);
+
 typedef struct pnbc_engine_t {
     /* Requests that are started and not yet complete (intrusive list
-     * through pnbc_request_t.next/prev).  The progress callback walks
-     * only this list, so it costs one load when no request is active. */
+     * through pnbc_request_t.next/prev), but for those parked on a bell.
+     * The progress callback walks only this list and the bells, so it
+     * costs two loads when no request is active. */
     struct pnbc_request_t *active_head;
+    pnbc_bell_t *bells;     /* bells with requests parked (or just had) */
+    uint32_t nactive;       /* started and not complete, parked or not */
+    uint32_t passes;        /* progress passes while some are parked */
     opal_mutex_t lock;  /* the active list, every request's execution
                            state, and clients' matching state */
     int users;          /* clients holding the engine (init/fini) */

@@ -35,6 +35,7 @@ pnbc_engine_params_t mca_common_pnbc_params = {
     .shm_retag_min_bytes = 8193,
     .nbc_mailbox_cells = 16,
     .nbc_single_copy_min_bytes = 16384,
+    .progress_park_min = 16,
 };
 
 pnbc_engine_t mca_common_pnbc_engine = {
@@ -57,6 +58,8 @@ int mca_common_pnbc_init(void)
     if (0 == e->users++) {
         OBJ_CONSTRUCT(&e->lock, opal_mutex_t);
         e->active_head = NULL;
+        e->bells = NULL;
+        e->nactive = 0;
     }
     return OMPI_SUCCESS;
 }
@@ -84,7 +87,11 @@ void mca_common_pnbc_fini(void)
     if (e->users <= 0 || 0 != --e->users) {
         return;
     }
+    /* requests still parked were never completed: they stay so */
+    e->bells = NULL;
+    e->nactive = 0;
     pnbc_transport_shm_finalize();
+    pnbc_bells_fini();
     if (e->progress_registered) {
         opal_progress_unregister(engine_progress);
         e->progress_registered = false;

@@ -96,8 +96,12 @@ typedef struct pnbc_request_t {
     const char *name;           /* "allreduce", "psend", ... */
     const char *algorithm;
 
-    /* Link in the engine's active list while started. */
+    /* Link in the engine's active list while started, or in a bell's
+     * parked list; the bell its current round waits on (none: NULL),
+     * found in round bell_round of this start. */
     struct pnbc_request_t *next, *prev;
+    pnbc_bell_t *bell;
+    uint32_t bell_round;
 } pnbc_request_t;
 
 OMPI_DECLSPEC OBJ_CLASS_DECLARATION(pnbc_request_t);

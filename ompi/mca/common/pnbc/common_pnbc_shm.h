@@ -189,6 +189,10 @@ typedef struct shm_action_t {
      * pnbc_shm_recv_fold()); NULL: copy the data out.  Apart, as few
      * receives fold and many requests may be alive. */
     struct shm_fold_t *fold;
+    /* The counter this side rings after moving a box (a sender after
+     * filling one, a receiver after emptying one; common_pnbc_shm_bell.c);
+     * NULL: none. */
+    volatile uint64_t *bell;
 } shm_action_t;
 
 typedef struct shm_fold_t {
@@ -300,6 +304,15 @@ static inline shm_box_t *box_of(const shm_action_t *t, uint64_t q)
     return (shm_box_t *) (t->boxes + (q & (t->depth - 1)) * t->box_size);
 }
 
+/* After writing what the other side of t polls for (a box filled, or
+ * emptied): ring the pair's bell. */
+static inline void shm_ring(const shm_action_t *t)
+{
+    if (NULL != t->bell) {
+        pnbc_bell_ring(t->bell);
+    }
+}
+
 /* Sender: may fragment q go into its box?  Box q % depth last held
  * fragment q - depth: has it been read?  The receiver's counter is read
  * only when the last value seen does not tell: each read is a cache-line
@@ -374,6 +387,12 @@ int pnbc_shm_fallback_post(pnbc_action_t *a, ompi_communicator_t *comm, int tag,
                            ompi_request_t **req);
 int pnbc_shm_post(pnbc_action_t *a, const pnbc_channel_t *ch);
 bool pnbc_shm_test(pnbc_action_t *a, int *err);
+
+/* common_pnbc_shm_bell.c: the bells.  Once t is attached to its slot:
+ * set the counter it rings (t->bell); the transport's bell hook; free
+ * the bells (finalize). */
+void pnbc_shm_bell_bind(const pnbc_action_t *a, shm_action_t *t);
+pnbc_bell_t *pnbc_shm_bell(pnbc_action_t *a);
 
 /* common_pnbc_shm_copy.c: single copy and folding. */
 bool pnbc_shm_send_offer(shm_action_t *t);

@@ -48,6 +48,7 @@ bool pnbc_shm_send_offer(shm_action_t *t)
     box->len = SHM_OFFER;
     box->last = 0;
     __atomic_store_n(&box->full, q, __ATOMIC_RELEASE);
+    shm_ring(t);
     t->q = q;
     t->offered = true;
     return true;
@@ -181,6 +182,7 @@ bool pnbc_shm_recv_take_offer(shm_action_t *t, shm_box_t *box, uint64_t q)
         t->err = MPI_SUCCESS;
     }
     __atomic_store_n(&t->slot->consumed, q, __ATOMIC_RELEASE);
+    shm_ring(t);
     t->q = q;
     return read;
 }

@@ -252,6 +252,7 @@ static void block_fill(shm_region_t *r, size_t table_end, int pressure)
         table[k].frag = shape.frag;
         table[k].offer = shape.offer;
         slot_attach(t, (char *) r->base + offset, shape.frag, shape.depth);
+        pnbc_shm_bell_bind(a, t);
         if (r->reused) {    /* the counters and box headers start at zero */
             memset(t->slot, 0, sizeof(*t->slot));
             for (uint64_t q = 0; q < shape.depth; ++q) {

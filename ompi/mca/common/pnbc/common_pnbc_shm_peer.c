@@ -69,7 +69,25 @@ static bool peer_pool_map(pool_t *p, const opal_process_name_t *name)
     p->dir = (pool_dir_entry_t *) (h + 1);
     p->dir_bytes = size;
     p->mask = h->capacity - 1;
+    if (h->nbells > 0 && h->bells >= sizeof(*h) + h->capacity * sizeof(pool_dir_entry_t) &&
+        h->nbells <= (size - h->bells) / sizeof(pool_bells_t)) {
+        p->bells = (pool_bells_t *) ((char *) base + h->bells);
+        p->nbells = h->nbells;
+    }
     return true;
+}
+
+pool_t *pnbc_shm_peer_pool(uint32_t vpid)
+{
+    pool_t *p = NULL;
+    pthread_mutex_lock(&pnbc_shm_pool_lock);
+    for (uint32_t k = 0; k < npeer_pools && NULL == p; ++k) {
+        if (peer_pools[k]->vpid == vpid && NULL != peer_pools[k]->hdr) {
+            p = peer_pools[k];
+        }
+    }
+    pthread_mutex_unlock(&pnbc_shm_pool_lock);
+    return p;
 }
 
 /* Caller holds pnbc_shm_pool_lock. */

@@ -186,7 +186,10 @@ static pool_t *own_pool_get(void)
     while (cap < (uint64_t) mca_common_pnbc_params.shm_pool_entries && cap < (UINT64_C(1) << 30)) {
         cap <<= 1;
     }
-    p->dir_bytes = sizeof(pool_dir_header_t) + cap * sizeof(pool_dir_entry_t);
+    const size_t bells = (sizeof(pool_dir_header_t) + cap * sizeof(pool_dir_entry_t) +
+                          SHM_LINE - 1) & ~(size_t) (SHM_LINE - 1);
+    const uint64_t nbells = (uint64_t) ompi_comm_size(&ompi_mpi_comm_world.comm);
+    p->dir_bytes = bells + nbells * sizeof(pool_bells_t);
     void *base = file_create_map(path, p->dir_bytes);
     if (NULL == base) {
         const int why = errno;
@@ -209,6 +212,10 @@ static pool_t *own_pool_get(void)
     p->dir = (pool_dir_entry_t *) (p->hdr + 1);
     p->mask = cap - 1;
     p->hdr->capacity = cap;
+    p->hdr->bells = bells;
+    p->hdr->nbells = nbells;
+    p->bells = (pool_bells_t *) ((char *) base + bells);
+    p->nbells = nbells;
     __atomic_store_n(&p->hdr->magic, POOL_MAGIC, __ATOMIC_RELEASE);
     own_pool = p;
     return p;
@@ -489,6 +496,14 @@ void pnbc_shm_pool_release(shm_region_t *r)
         r->reserved = 0;
     }
     pthread_mutex_unlock(&pnbc_shm_pool_lock);
+}
+
+pool_t *pnbc_shm_own_pool(void)
+{
+    pthread_mutex_lock(&pnbc_shm_pool_lock);
+    pool_t *p = own_pool_get();
+    pthread_mutex_unlock(&pnbc_shm_pool_lock);
+    return p;
 }
 
 /* ------------------------------------------------------------------ */

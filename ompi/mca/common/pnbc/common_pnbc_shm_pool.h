@@ -29,8 +29,19 @@ typedef struct pool_dir_header_t {
     uint64_t capacity;          /* entries, a power of two */
     volatile uint64_t markers;  /* nonzero: some requests fell back by
                                    marker file (the directory was full) */
-    char pad[SHM_LINE - 3 * sizeof(uint64_t)];
+    uint64_t bells;             /* offset of the bells (pool_bells_t) */
+    uint64_t nbells;            /* one per process of the job, by vpid */
+    char pad[SHM_LINE - 5 * sizeof(uint64_t)];
 } pool_dir_header_t;
+
+/* The owner's bells for the job's process v (see pnbc_bell_t): each
+ * counter has one writer, on a line of its own. */
+typedef struct pool_bells_t {
+    volatile uint64_t data;     /* v rang: it filled a box of ours */
+    char pad0[SHM_LINE - sizeof(uint64_t)];
+    volatile uint64_t ack;      /* we rang: we emptied a box v fills */
+    char pad1[SHM_LINE - sizeof(uint64_t)];
+} pool_bells_t;
 
 typedef struct pool_dir_entry_t {
     volatile uint32_t seq;      /* odd while the owner rewrites the entry */
@@ -68,6 +79,8 @@ typedef struct pool_t {
     pool_dir_entry_t *dir;
     size_t dir_bytes;
     uint64_t mask;
+    pool_bells_t *bells;        /* NULL: none (an older directory) */
+    uint64_t nbells;
     uint32_t nsegs;
     pool_seg_t segs[POOL_MAX_SEGS];
     /* owner only */
@@ -88,6 +101,9 @@ char *pnbc_shm_pool_path(const char *dir, const char *name, uint32_t k);
 void *pnbc_shm_pool_file_map(const char *path, size_t *size);
 /* Unmap and free a pool (finalize). */
 void pnbc_shm_pool_free(pool_t *p);
+/* Our pool (created at first use; NULL: none), a peer's if mapped. */
+pool_t *pnbc_shm_own_pool(void);
+pool_t *pnbc_shm_peer_pool(uint32_t vpid);
 /* Senders: forget the peers' pools (finalize). */
 void pnbc_shm_peer_pools_finalize(void);
 

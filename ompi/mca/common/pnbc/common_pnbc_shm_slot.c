@@ -33,6 +33,7 @@ static bool send_find_slot(const pnbc_action_t *a, shm_action_t *t)
             t->offer_asked = (0 != e->offer);
             t->gen = h->gen;
             t->hdr = h;
+            pnbc_shm_bell_bind(a, t);
             return true;
         }
     }
@@ -56,12 +57,14 @@ static bool send_find_slot(const pnbc_action_t *a, shm_action_t *t)
 int pnbc_shm_fallback_post(pnbc_action_t *a, ompi_communicator_t *comm, int tag,
                            ompi_request_t **req)
 {
-    if (PNBC_ACT_SEND == a->kind) {
-        return MCA_PML_CALL(isend(a->buf.addr, a->buf.count, a->buf.dtype, a->peer, tag,
-                                  MCA_PML_BASE_SEND_STANDARD, comm, req));
+    const int rc = (PNBC_ACT_SEND == a->kind)
+        ? MCA_PML_CALL(isend(a->buf.addr, a->buf.count, a->buf.dtype, a->peer, tag,
+                             MCA_PML_BASE_SEND_STANDARD, comm, req))
+        : MCA_PML_CALL(irecv(a->buf.addr, a->buf.count, a->buf.dtype, a->peer, tag, comm, req));
+    if (OMPI_SUCCESS == rc) {
+        pnbc_transport_pml_watch(*req, pnbc_bell_of(comm, a->peer));
     }
-    return MCA_PML_CALL(irecv(a->buf.addr, a->buf.count, a->buf.dtype, a->peer, tag,
-                              comm, req));
+    return rc;
 }
 
 static int fallback_post(pnbc_action_t *a, shm_action_t *t)
@@ -191,6 +194,7 @@ static bool send_stream(shm_action_t *t)
         box->len = len;
         box->last = last;
         __atomic_store_n(&box->full, q, __ATOMIC_RELEASE);
+        shm_ring(t);
         t->q = q;
     }
     return last;
@@ -251,6 +255,7 @@ static void recv_progress(shm_action_t *t)
             t->moved += len;
         }
         __atomic_store_n(&t->slot->consumed, q, __ATOMIC_RELEASE);
+        shm_ring(t);
         t->q = q;
         if (last) {
             t->done = true;

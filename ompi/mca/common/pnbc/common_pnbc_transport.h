@@ -81,6 +81,11 @@ typedef struct pnbc_transport_t {
      * each of its SEND/RECVs bound here, before any is posted: pair the
      * action afresh under ch->tag.  NULL: nothing is paired at commit. */
     void (*retag)(pnbc_action_t *a, const pnbc_channel_t *ch);
+    /* An in-flight action that test() found not done: the bell (see
+     * pnbc_bell_t) that rings once something it waits for has happened;
+     * NULL when none is sure to (it must be polled).  Engine lock held.
+     * NULL hook: none ever is. */
+    pnbc_bell_t *(*bell)(pnbc_action_t *a);
     /* At free: release what bind prepared.  NULL: nothing to release. */
     void (*unbind)(pnbc_action_t *a);
     /* At each engine progress pass while requests are active (engine
@@ -110,6 +115,9 @@ void pnbc_transport_unbind(pnbc_action_t *a);
  * (A bind that takes an action and then runs out of memory leaves its
  * tstate.ptr NULL.)  OMPI_ERR_OUT_OF_RESOURCE if not. */
 int pnbc_transport_bound_all(const pnbc_schedule_t *s, const pnbc_transport_t *tp);
+/* A PML request rings `bell` when it completes (its completion callback
+ * and its data: nothing else may set them).  NULL: it rings none. */
+void pnbc_transport_pml_watch(ompi_request_t *req, pnbc_bell_t *bell);
 /* The transports' progress and communicator-free hooks (see above). */
 void pnbc_transport_progress(void);
 void pnbc_transport_comm_free(uint32_t cid);

@@ -12,12 +12,39 @@
 #include "ompi/mca/pml/pml.h"
 #include "ompi/request/request.h"
 
+/* A completed PML request rings its peer's bell (from its completion
+ * callback, in whatever thread completes it). */
+static int pml_completed(ompi_request_t *req)
+{
+    pnbc_bell_ring(&((pnbc_bell_t *) req->req_complete_cb_data)->local);
+    return 0;       /* complete it as usual */
+}
+
+void pnbc_transport_pml_watch(ompi_request_t *req, pnbc_bell_t *bell)
+{
+    if (NULL != bell) {
+        (void) ompi_request_set_callback(req, pml_completed, bell);
+    }
+}
+
+static ompi_communicator_t *pml_comm(const pnbc_action_t *a, ompi_communicator_t *comm)
+{
+    return a->local ? comm->c_local_comm : comm;
+}
+
+/* The bell a's request rings: kept in the request (its callback data)
+ * until it completes -- and test() frees it then. */
+static pnbc_bell_t *pml_action_bell(pnbc_action_t *a)
+{
+    return (pnbc_bell_t *) a->tstate.req->req_complete_cb_data;
+}
+
 /* Messages to a local-group peer of an intercommunicator (a->local) travel
  * on comm->c_local_comm with the request's mirrored tag (see
  * pnbc_local_tag in common_pnbc.h). */
 static int pml_post(pnbc_action_t *a, const pnbc_channel_t *ch)
 {
-    ompi_communicator_t *comm = a->local ? ch->comm->c_local_comm : ch->comm;
+    ompi_communicator_t *comm = pml_comm(a, ch->comm);
     const int tag = pnbc_channel_tag(ch, a);
     int rc;
 
@@ -29,6 +56,9 @@ static int pml_post(pnbc_action_t *a, const pnbc_channel_t *ch)
                                 comm, &a->tstate.req));
     }
     a->inflight = (OMPI_SUCCESS == rc);
+    if (a->inflight) {
+        pnbc_transport_pml_watch(a->tstate.req, pnbc_bell_of(comm, a->peer));
+    }
     return rc;
 }
 
@@ -52,6 +82,7 @@ const pnbc_transport_t pnbc_transport_pml = {
     .commit = NULL,
     .post = pml_post,
     .test = pml_test,
+    .bell = pml_action_bell,
     .unbind = NULL,
 };
 

@@ -327,6 +327,7 @@ const pnbc_transport_t pnbc_transport_shm = {
     .commit = shm_commit,
     .post = pnbc_shm_post,
     .test = pnbc_shm_test,
+    .bell = pnbc_shm_bell,
     .retag = shm_retag,
     .unbind = shm_unbind,
 };

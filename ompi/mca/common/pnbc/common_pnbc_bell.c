@@ -1,0 +1,75 @@
+/*
+ * Copyright (c) 2026 The pnbc developers.
+ * SPDX-License-Identifier: BSD-3-Clause
+ *
+ * Bells by peer (pnbc_bell_t, common_pnbc.h): whatever transport carries
+ * an action to or from a process, it rings (or has rung for it) the same
+ * bell, so a request exchanging with one peer over several transports
+ * (shm boxes one way, the PML the other, when a pool is full) still waits
+ * on one bell.  Processes of our job have one each, by vpid; every other
+ * process (spawned jobs) shares one.
+ */
+
+#include "common_pnbc.h"
+
+#include "ompi/proc/proc.h"
+
+#include <stdlib.h>
+
+static pnbc_bell_t **bells;     /* by vpid, grown as needed */
+static uint64_t nbells;
+static pnbc_bell_t *others;
+
+static pnbc_bell_t *bell_new(void)
+{
+    pnbc_bell_t *b = calloc(1, sizeof(*b));
+    if (NULL != b) {
+        b->ctr[0] = &b->local;
+    }
+    return b;
+}
+
+pnbc_bell_t *pnbc_bell_of(ompi_communicator_t *comm, int rank)
+{
+    const ompi_proc_t *proc = ompi_comm_peer_lookup(comm, rank);
+    const opal_process_name_t *name = &proc->super.proc_name;
+
+    if (name->jobid != OMPI_PROC_MY_NAME->jobid) {
+        if (NULL == others) {
+            others = bell_new();
+        }
+        return others;
+    }
+    const uint64_t v = name->vpid;
+    if (v >= nbells) {
+        uint64_t n = (0 == nbells) ? 64 : nbells;
+        while (n <= v) {
+            n *= 2;
+        }
+        pnbc_bell_t **grown = realloc(bells, n * sizeof(*grown));
+        if (NULL == grown) {
+            return NULL;
+        }
+        for (uint64_t k = nbells; k < n; ++k) {
+            grown[k] = NULL;
+        }
+        bells = grown;
+        nbells = n;
+    }
+    if (NULL == bells[v]) {
+        bells[v] = bell_new();
+    }
+    return bells[v];
+}
+
+void pnbc_bells_fini(void)
+{
+    for (uint64_t k = 0; k < nbells; ++k) {
+        free(bells[k]);
+    }
+    free(bells);
+    free(others);
+    bells = NULL;
+    others = NULL;
+    nbells = 0;
+}
