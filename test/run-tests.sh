@@ -251,21 +251,27 @@ run_case conf_gather-neighbor_exchange-np6 "$MPIRUN" $(mpiargs 6) --mca coll_pnb
 # shellcheck disable=SC2046,SC2086
 run_case conf_alltoall-windowed_linear-np10 "$MPIRUN" $(mpiargs 10) $A2A_WIN "$(bin conf_alltoall)"
 
+# alloc_args: mpirun arguments preloading the allocation counter
+# (alloc_counter.c) and naming the library whose allocations it counts.
+ALLOC_SO="$TEST_BINDIR/alloc_counter.so-NOT-BUILT"
+for f in "$TEST_BINDIR/alloc_counter.so" "$TEST_BINDIR/.libs/libAllocCounter.so" "$TEST_BINDIR/.libs/alloc_counter.so"; do
+    if [ -f "$f" ]; then ALLOC_SO=$f; break; fi
+done
+alloc_args() {
+    echo -x "LD_PRELOAD=$ALLOC_SO" -x "ALLOC_COUNTER_MATCH=$ALLOC_COUNTER_MATCH"
+}
+
 # Cases of the other clients of the engine (partitioned, MPI-4 names, ...):
-# one file each in cases.d/, sourced here; they use run_case, mpiargs, bin.
+# one file each in cases.d/, sourced here; they use run_case, mpiargs, bin,
+# alloc_args.
 for cases in "$here"/cases.d/*.sh; do
     [ -f "$cases" ] || continue
     # shellcheck disable=SC1090
     . "$cases"
 done
 
-alloc_so=""
-for f in "$TEST_BINDIR/alloc_counter.so" "$TEST_BINDIR/.libs/libAllocCounter.so" "$TEST_BINDIR/.libs/alloc_counter.so"; do
-    if [ -f "$f" ]; then alloc_so=$f; break; fi
-done
 # shellcheck disable=SC2046
-run_case alloc-np2 "$MPIRUN" $(mpiargs 2) -x LD_PRELOAD="${alloc_so:-$TEST_BINDIR/alloc_counter.so-NOT-BUILT}" \
-    -x ALLOC_COUNTER_MATCH="$ALLOC_COUNTER_MATCH" "$(bin alloc_test)"
+run_case alloc-np2 "$MPIRUN" $(mpiargs 2) $(alloc_args) "$(bin alloc_test)"
 
 # shellcheck disable=SC2046
 run_case leak-cycles-np4 "$MPIRUN" $(mpiargs 4) "$(bin leak_test)" cycles

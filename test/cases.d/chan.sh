@@ -45,13 +45,8 @@ run_case chan-long-np2 "$MPIRUN" $(mpiargs 2) "$(bin chan_test)" long "${CHAN_LO
 run_case chan-long-noshm-np2 "$MPIRUN" $(mpiargs 2) --mca coll_pnbc_shm 0 "$(bin chan_test)" long \
     "${CHAN_LONG_CYCLES:-100000}"
 
-chan_alloc_so=""
-for chan_f in "$TEST_BINDIR/alloc_counter.so" "$TEST_BINDIR/.libs/alloc_counter.so"; do
-    if [ -f "$chan_f" ]; then chan_alloc_so=$chan_f; break; fi
-done
 # shellcheck disable=SC2046
-run_case chan-alloc-np2 "$MPIRUN" $(mpiargs 2) -x LD_PRELOAD="${chan_alloc_so:-$TEST_BINDIR/alloc_counter.so-NOT-BUILT}" \
-    -x ALLOC_COUNTER_MATCH="${ALLOC_COUNTER_MATCH:-pnbc}" "$(bin chan_alloc)"
+run_case chan-alloc-np2 "$MPIRUN" $(mpiargs 2) $(alloc_args) "$(bin chan_alloc)"
 
 # shellcheck disable=SC2046
 run_case chan-example-np2 "$MPIRUN" $(mpiargs 2) "$(bin chan_example)" 8
@@ -59,4 +54,4 @@ run_case chan-example-np2 "$MPIRUN" $(mpiargs 2) "$(bin chan_example)" 8
 run_case chan-example-noshm-np2 "$MPIRUN" $(mpiargs 2) --mca coll_pnbc_shm 0 "$(bin chan_example)" 5
 # shellcheck disable=SC2046
 run_case chan-example-np3 "$MPIRUN" $(mpiargs 3) "$(bin chan_example)" 16 20000
-unset chan_np chan_f chan_alloc_so
+unset chan_np

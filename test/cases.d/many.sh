@@ -30,6 +30,11 @@
 #                       PML completions ring as well
 #   many-late-park1-np4 12 with coll_pnbc_progress_park_min 1 (every
 #                       request that waits is parked)
+#   conformance-park1-np4, nbc-shm-park1-np3, alloc-park1-np2: the
+#                       conformance suite (every persistent collective),
+#                       the nonblocking suite with every message paired
+#                       through shm slots, and the allocation counter, all
+#                       with every waiting request parked
 
 # many_fallback CASE NP REASON MCA_NAME MCA_VALUE: 300 live requests with
 # coll_pnbc_verbose 1 and the given pool limit; passes when the run passes
@@ -64,3 +69,12 @@ run_case many-late-tinypool-np4 "$MPIRUN" $(mpiargs 4) --mca coll_pnbc_shm_pool_
 # shellcheck disable=SC2046
 run_case many-late-park1-np4 "$MPIRUN" $(mpiargs 4) --mca coll_pnbc_progress_park_min 1 \
     "$(bin many_test)" late 12
+# shellcheck disable=SC2046
+run_case conformance-park1-np4 "$MPIRUN" $(mpiargs 4) --mca coll_pnbc_progress_park_min 1 \
+    "$(bin conformance)"
+# shellcheck disable=SC2046
+run_case nbc-shm-park1-np3 "$MPIRUN" $(mpiargs 3) --mca coll_pnbc_progress_park_min 1 \
+    --mca coll_pnbc_nbc_shm_min_bytes 0 "$(bin nbc_test)" 20
+# shellcheck disable=SC2046
+run_case alloc-park1-np2 "$MPIRUN" $(mpiargs 2) --mca coll_pnbc_progress_park_min 1 \
+    $(alloc_args) "$(bin alloc_test)"

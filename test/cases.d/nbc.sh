@@ -132,17 +132,11 @@ run_case nbc-nolibnbc-np3 "$MPIRUN" $(PNBC_COLL=pnbc,basic,tuned,self mpiargs 3)
 # shellcheck disable=SC2046
 run_case nbc-misc-nolibnbc-np3 "$MPIRUN" $(PNBC_COLL=pnbc,basic,tuned,self mpiargs 3) "$(bin nbc_misc)"
 
-nbc_alloc_so=""
-for nbc_f in "$TEST_BINDIR/alloc_counter.so" "$TEST_BINDIR/.libs/alloc_counter.so"; do
-    if [ -f "$nbc_f" ]; then nbc_alloc_so=$nbc_f; break; fi
-done
 # shellcheck disable=SC2046
-run_case nbc-alloc-np2 "$MPIRUN" $(mpiargs 2) -x LD_PRELOAD="${nbc_alloc_so:-$TEST_BINDIR/alloc_counter.so-NOT-BUILT}" \
-    -x ALLOC_COUNTER_MATCH="${ALLOC_COUNTER_MATCH:-pnbc}" "$(bin nbc_alloc)"
+run_case nbc-alloc-np2 "$MPIRUN" $(mpiargs 2) $(alloc_args) "$(bin nbc_alloc)"
 # shellcheck disable=SC2046
 run_case nbc-alloc-shm-np2 "$MPIRUN" $(mpiargs 2) --mca coll_pnbc_nbc_shm_min_bytes 0 \
-    -x LD_PRELOAD="${nbc_alloc_so:-$TEST_BINDIR/alloc_counter.so-NOT-BUILT}" \
-    -x ALLOC_COUNTER_MATCH="${ALLOC_COUNTER_MATCH:-pnbc}" "$(bin nbc_alloc)"
+    $(alloc_args) "$(bin nbc_alloc)"
 
 # valgrind: the program's own status, then every error block of the logs
 # that is an invalid access/free or a use of uninitialised memory and whose
@@ -165,4 +159,4 @@ echo "FAIL nbc-valgrind: memory errors in pnbc (logs: $d)"; exit 1
 '
 # shellcheck disable=SC2046
 run_case nbc-valgrind-np2 bash -c "$nbc_valgrind" nbc-valgrind "$(bin nbc_misc)" "$MPIRUN" $(mpiargs 2)
-unset nbc_np nbc_f nbc_alloc_so nbc_valgrind nbc_expect
+unset nbc_np nbc_valgrind nbc_expect

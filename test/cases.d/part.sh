@@ -39,11 +39,6 @@ for part_np in 1 2 3; do
     run_case "part-threads-np$part_np" "$MPIRUN" $(mpiargs $part_np) "$(bin part_threads)"
 done
 
-part_alloc_so=""
-for part_f in "$TEST_BINDIR/alloc_counter.so" "$TEST_BINDIR/.libs/alloc_counter.so"; do
-    if [ -f "$part_f" ]; then part_alloc_so=$part_f; break; fi
-done
 # shellcheck disable=SC2046
-run_case part-alloc-np2 "$MPIRUN" $(mpiargs 2) -x LD_PRELOAD="${part_alloc_so:-$TEST_BINDIR/alloc_counter.so-NOT-BUILT}" \
-    -x ALLOC_COUNTER_MATCH="${ALLOC_COUNTER_MATCH:-pnbc}" "$(bin part_alloc)"
-unset part_np part_f part_alloc_so
+run_case part-alloc-np2 "$MPIRUN" $(mpiargs 2) $(alloc_args) "$(bin part_alloc)"
+unset part_np

@@ -78,25 +78,38 @@ OMPI_DECLSPEC extern pnbc_engine_params_t mca_common_pnbc_params;
 struct pnbc_request_t;
 
 /*
- * A bell: counters that other processes (or completion callbacks) advance
- * after making progress possible for some in-flight actions -- a
- * transport rings one after it writes what an action polls for, and says
- * which bell an action waits on (pnbc_transport_t.bell).  While many
- * requests are active, a request whose in-flight actions all wait on one
- * bell is parked on it and polled again only once it has rung, so a
- * progress pass costs what can have advanced plus a load per bell, not a
- * poll per active request (common_pnbc_request.c, "Parking").
+ * A bell: counters that other processes advance after making progress
+ * possible for some in-flight actions -- a transport rings one after it
+ * writes what an action polls for, and says which bell an action waits
+ * on (pnbc_transport_t.bell).  While many requests are active, a request
+ * whose in-flight actions all wait on one bell is parked on it and polled
+ * again only once it has rung, so a progress pass costs what can have
+ * advanced plus a load per bell, not a poll per active request
+ * (common_pnbc_progress.c).
  */
-#define PNBC_BELL_CTRS 3
+#define PNBC_BELL_CTRS 2
 typedef struct pnbc_bell_t {
     const volatile uint64_t *ctr[PNBC_BELL_CTRS];  /* NULL: unused */
     uint64_t seen[PNBC_BELL_CTRS];      /* their values when last read */
-    volatile uint64_t local;            /* a counter of this process's
-                                           (PML completions) */
     struct pnbc_request_t *parked;      /* through pnbc_request_t.next/prev */
     struct pnbc_bell_t *next;           /* in pnbc_engine_t.bells */
     bool listed;
 } pnbc_bell_t;
+
+/* The bell of actions whose transport calls back when they complete (PML
+ * requests): it never rings; the callback rings the request's waker. */
+OMPI_DECLSPEC extern pnbc_bell_t pnbc_bell_callback;
+
+/* A request's waker: a transport's completion callback rings it, which
+ * queues it (once) on the engine's wake list, and the next progress pass
+ * polls that request if it is parked -- O(callbacks), not O(parked). */
+typedef struct pnbc_waker_t {
+    struct pnbc_waker_t *next;          /* in pnbc_engine_t.wake */
+    bool queued;
+} pnbc_waker_t;
+
+/* From any thread, whatever locks it holds. */
+OMPI_DECLSPEC void pnbc_waker_ring(pnbc_waker_t *w);
 
 /* Ring a counter of a bell (its only writer is this process). */
 static inline void pnbc_bell_ring(volatile uint64_t *ctr)
@@ -132,8 +145,8 @@ static inline void pnbc_bell_add(pnbc_bell_t *b, int i, const volatile uint64_t 
 }
 
 /* The bell of process `rank` of comm (its remote group): one per process
- * of our job, and one for every other process; its `local` counter is
- * ctr[0], the shared-memory transport adds two.  NULL: out of memory.
+ * of our job, and one for every other process; the shared-memory
+ * transport gives it its counters.  NULL: out of memory.
  * Engine lock held.  Freed with the engine (pnbc_bells_fini). */
 OMPI_DECLSPEC pnbc_bell_t *pnbc_bell_of(ompi_communicator_t *comm, int rank);
 OMPI_DECLSPEC void pnbc_bells_fini(void);
@@ -145,6 +158,7 @@ typedef struct pnbc_engine_t {
      * costs two loads when no request is active. */
     struct pnbc_request_t *active_head;
     pnbc_bell_t *bells;     /* bells with requests parked (or just had) */
+    pnbc_waker_t *wake;     /* wakers rung since the last pass */
     uint32_t nactive;       /* started and not complete, parked or not */
     uint32_t passes;        /* progress passes while some are parked */
     opal_mutex_t lock;  /* the active list, every request's execution

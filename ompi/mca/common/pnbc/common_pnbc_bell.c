@@ -2,12 +2,13 @@
  * Copyright (c) 2026 The pnbc developers.
  * SPDX-License-Identifier: BSD-3-Clause
  *
- * Bells by peer (pnbc_bell_t, common_pnbc.h): whatever transport carries
- * an action to or from a process, it rings (or has rung for it) the same
- * bell, so a request exchanging with one peer over several transports
- * (shm boxes one way, the PML the other, when a pool is full) still waits
- * on one bell.  Processes of our job have one each, by vpid; every other
- * process (spawned jobs) shares one.
+ * Bells by peer (pnbc_bell_t, common_pnbc.h): the counters a peer rings
+ * for us (the shared-memory transport's, both directions) are gathered
+ * in one bell per peer, so a request exchanging with one peer both ways
+ * waits on one bell.  Processes of our job have one each, by vpid; every
+ * other process (spawned jobs) shares one.  Actions whose transport calls
+ * back (PML) wait on pnbc_bell_callback, which never rings: their
+ * callback wakes their request instead (pnbc_waker_t).
  */
 
 #include "common_pnbc.h"
@@ -20,13 +21,11 @@ static pnbc_bell_t **bells;     /* by vpid, grown as needed */
 static uint64_t nbells;
 static pnbc_bell_t *others;
 
+pnbc_bell_t pnbc_bell_callback;
+
 static pnbc_bell_t *bell_new(void)
 {
-    pnbc_bell_t *b = calloc(1, sizeof(*b));
-    if (NULL != b) {
-        b->ctr[0] = &b->local;
-    }
-    return b;
+    return calloc(1, sizeof(pnbc_bell_t));
 }
 
 pnbc_bell_t *pnbc_bell_of(ompi_communicator_t *comm, int rank)

@@ -303,7 +303,7 @@ int pnbc_sched_commit(pnbc_schedule_t *s, const void *sbuf, void *rbuf,
 {
     const pnbc_channel_t ch = { .comm = comm, .tag = tag, .distinct_tags = s->distinct_tags,
                                 .sizes_may_differ = s->sizes_may_differ, .retag = s->retag,
-                                .large = s->large };
+                                .large = s->large, .waker = s->waker };
 
     if (OMPI_SUCCESS != s->error) {
         return s->error;

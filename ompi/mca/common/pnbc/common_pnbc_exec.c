@@ -60,7 +60,7 @@ static pnbc_channel_t exec_channel(const pnbc_exec_t *x)
     const pnbc_channel_t ch = { .comm = x->comm, .tag = x->tag,
                                 .distinct_tags = x->sched->distinct_tags,
                                 .sizes_may_differ = x->sched->sizes_may_differ,
-                                .retag = x->sched->retag };
+                                .retag = x->sched->retag, .waker = x->sched->waker };
     return ch;
 }
 

@@ -16,39 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* ------------------------------------------------------------------ */
-/* Active list (engine-wide, guarded by the engine lock)               */
-/* ------------------------------------------------------------------ */
-
-/* Caller holds the engine lock. */
-static void active_push(pnbc_request_t *req)
-{
-    pnbc_engine_t *e = &mca_common_pnbc_engine;
-    req->prev = NULL;
-    req->next = e->active_head;
-    if (NULL != e->active_head) {
-        e->active_head->prev = req;
-    }
-    e->active_head = req;
-}
-
-/* Caller holds the engine lock. */
-static void active_unlink(pnbc_request_t *req)
-{
-    pnbc_engine_t *e = &mca_common_pnbc_engine;
-    if (NULL != req->prev) {
-        req->prev->next = req->next;
-    } else {
-        e->active_head = req->next;
-    }
-    if (NULL != req->next) {
-        req->next->prev = req->prev;
-    }
-    req->next = req->prev = NULL;
-}
-
 /* The request's work is done: publish the result to MPI. */
-static void request_complete(pnbc_request_t *req)
+void pnbc_request_complete(pnbc_request_t *req)
 {
     req->super.req_status.MPI_ERROR = ompi_errcode_get_mpi_code(req->exec.error);
     if (NULL != req->ops && NULL != req->ops->complete) {
@@ -57,217 +26,14 @@ static void request_complete(pnbc_request_t *req)
     ompi_request_complete(&req->super, true);
 }
 
-/* A started request is done (it has left every list): caller holds the
- * engine lock. */
-static void request_finish(pnbc_request_t *req)
-{
-    mca_common_pnbc_engine.nactive--;
-    request_complete(req);
-}
-
-static bool request_progress(pnbc_request_t *req)
-{
-    if (NULL != req->ops && NULL != req->ops->progress) {
-        return req->ops->progress(req);
-    }
-    return pnbc_exec_progress(&req->exec);
-}
 
 void pnbc_request_rearm(pnbc_request_t *req)
 {
     req->super.req_complete = REQUEST_PENDING;
     req->bell = NULL;
-    mca_common_pnbc_engine.nactive++;
-    active_push(req);
+    pnbc_progress_activate(req);
 }
 
-/* ------------------------------------------------------------------ */
-/* Parking                                                            */
-/* ------------------------------------------------------------------ */
-
-/*
- * With many requests active, most of them wait for a peer that has not
- * got there yet, and polling each at every pass makes every
- * opal_progress cost grow with their number (docs/many/progress.md).
- * A request all of whose in-flight actions wait on one bell (see
- * pnbc_bell_t) therefore leaves the active list for the bell's parked
- * list once a poll finds it not done, and is polled again only when the
- * bell has rung since it was read -- a reading taken before that poll,
- * so nothing written after it goes unnoticed.  Kinds with their own
- * progress hook, gated actions and actions whose transport names no bell
- * stay on the active list.  Below coll_pnbc_progress_park_min active
- * requests nothing is parked: a single request's latency does not pay
- * for reading a bell before its slot.
- */
-
-/* Every so many passes the parked requests are polled whatever their
- * bells say: a bound on the wait of a wake-up a bell could miss (a PML
- * request completed by another thread just as its callback is set).  At
- * least PARK_SWEEP_MIN passes apart, and PARK_SWEEP_PER times as many as
- * requests are active, so that it costs a pass less than a 16th of a
- * poll per request however many are parked. */
-#define PARK_SWEEP_MIN 1024
-#define PARK_SWEEP_PER 16
-
-/* The bell every in-flight action of req's current round waits on;
- * NULL: it must be polled. */
-static pnbc_bell_t *request_bell(pnbc_request_t *req)
-{
-    const pnbc_exec_t *x = &req->exec;
-
-    if ((NULL != req->ops && NULL != req->ops->progress) || x->round >= x->sched->nrounds) {
-        return NULL;
-    }
-    if (NULL != req->bell && req->bell_round == x->round) {
-        return req->bell;           /* fewer actions in flight: the same bell */
-    }
-    const pnbc_round_t *r = &x->sched->rounds[x->round];
-    pnbc_action_t *a = &x->sched->actions[r->first];
-    pnbc_bell_t *b = NULL;
-    for (uint32_t i = 0; i < r->nactions; ++i, ++a) {
-        if (!pnbc_action_is_comm(a) || !a->inflight) {
-            if (pnbc_action_is_comm(a) && a->gate_left > 0) {
-                return NULL;
-            }
-            continue;
-        }
-        pnbc_bell_t *ab = (NULL != a->transport->bell) ? a->transport->bell(a) : NULL;
-        if (NULL == ab || (NULL != b && ab != b)) {
-            return NULL;
-        }
-        b = ab;
-    }
-    req->bell = b;
-    req->bell_round = x->round;
-    return b;
-}
-
-static void parked_push(pnbc_bell_t *b, pnbc_request_t *req)
-{
-    req->prev = NULL;
-    req->next = b->parked;
-    if (NULL != b->parked) {
-        b->parked->prev = req;
-    }
-    b->parked = req;
-}
-
-static void parked_unlink(pnbc_bell_t *b, pnbc_request_t *req)
-{
-    if (NULL != req->prev) {
-        req->prev->next = req->next;
-    } else {
-        b->parked = req->next;
-    }
-    if (NULL != req->next) {
-        req->next->prev = req->prev;
-    }
-    req->next = req->prev = NULL;
-}
-
-/* req (on no list) was just polled and is not done: park it on its bell,
- * or put it back on the active list.  A bell not yet listed is read now,
- * and req polled once more after that reading.  Returns 1 if that poll
- * completed it. */
-static int request_park(pnbc_request_t *req)
-{
-    pnbc_engine_t *e = &mca_common_pnbc_engine;
-    pnbc_bell_t *b = request_bell(req);
-
-    if (NULL != b && !b->listed) {
-        b->listed = true;
-        b->next = e->bells;
-        e->bells = b;
-        (void) pnbc_bell_rang(b);
-        if (request_progress(req)) {
-            request_finish(req);
-            return 1;
-        }
-        b = request_bell(req);
-        b = (NULL != b && b->listed) ? b : NULL;
-    }
-    if (NULL == b) {
-        active_push(req);
-    } else {
-        parked_push(b, req);
-    }
-    return 0;
-}
-
-/* Poll the requests parked on bells that rang (on every bell when
- * `sweep`); bells left with none are dropped from the list. */
-static int bells_progress(bool sweep)
-{
-    pnbc_engine_t *e = &mca_common_pnbc_engine;
-    pnbc_bell_t **link = &e->bells;
-    int completed = 0;
-
-    while (NULL != *link) {
-        pnbc_bell_t *b = *link;
-        if (NULL == b->parked) {
-            *link = b->next;
-            b->listed = false;
-            continue;
-        }
-        link = &b->next;
-        if (!pnbc_bell_rang(b) && !sweep) {
-            continue;
-        }
-        pnbc_request_t *req = b->parked, *next;
-        for (; NULL != req; req = next) {
-            next = req->next;
-            if (request_progress(req)) {
-                parked_unlink(b, req);
-                request_finish(req);
-                completed++;
-            } else if (request_bell(req) != b) {
-                parked_unlink(b, req);
-                completed += request_park(req);
-            }
-        }
-    }
-    return completed;
-}
-
-int pnbc_request_progress_all(void)
-{
-    /* A transport that re-entered opal_progress from inside the loop
-     * below: this thread holds the (non-recursive) engine lock already. */
-    static __thread bool in_progress = false;
-    pnbc_engine_t *e = &mca_common_pnbc_engine;
-    int completed = 0;
-
-    if ((NULL == __atomic_load_n(&e->active_head, __ATOMIC_RELAXED) &&
-         NULL == __atomic_load_n(&e->bells, __ATOMIC_RELAXED)) || in_progress) {
-        return 0;   /* the common case: costs two loads */
-    }
-    in_progress = true;
-    pnbc_engine_lock();
-    if (NULL != e->bells) {
-        const bool sweep = (++e->passes >= PARK_SWEEP_MIN &&
-                            e->passes >= (uint64_t) PARK_SWEEP_PER * e->nactive);
-        e->passes = sweep ? 0 : e->passes;
-        completed += bells_progress(sweep);
-    }
-    const int park_min = mca_common_pnbc_params.progress_park_min;
-    const bool park = park_min > 0 && e->nactive >= (uint32_t) park_min;
-    pnbc_request_t *req = e->active_head, *next;
-    for (; NULL != req; req = next) {
-        next = req->next;
-        if (request_progress(req)) {
-            active_unlink(req);
-            request_finish(req);
-            completed++;
-        } else if (park && NULL != request_bell(req)) {
-            active_unlink(req);
-            completed += request_park(req);
-        }
-    }
-    pnbc_transport_progress();
-    pnbc_engine_unlock();
-    in_progress = false;
-    return completed;
-}
 
 /* ------------------------------------------------------------------ */
 /* ompi_request_t callbacks                                           */
@@ -284,10 +50,9 @@ static void request_start_locked(pnbc_request_t *req)
     bool done = (NULL != req->ops && NULL != req->ops->start) ? req->ops->start(req)
                                                               : pnbc_exec_start(&req->exec);
     if (done) {
-        request_complete(req);
+        pnbc_request_complete(req);
     } else {
-        mca_common_pnbc_engine.nactive++;
-        active_push(req);
+        pnbc_progress_activate(req);
     }
 }
 
@@ -427,12 +192,15 @@ static void request_construct(pnbc_request_t *req)
     req->ndtypes = req->dtypes_cap = 0;
     req->name = req->algorithm = NULL;
     req->next = req->prev = NULL;
-    req->bell = NULL;
+    req->bell = req->parked_on = NULL;
     req->bell_round = 0;
+    req->waker.next = NULL;
+    req->waker.queued = false;
 }
 
 static void request_destruct(pnbc_request_t *req)
 {
+    pnbc_progress_forget(req);
     pnbc_sched_destruct(&req->sched);
     for (uint32_t i = 0; i < req->ndtypes; ++i) {
         OBJ_RELEASE(req->dtypes[i]);
@@ -474,6 +242,7 @@ void pnbc_request_setup(pnbc_request_t *req, pnbc_req_kind_t kind,
         req->comm = comm;
     }
     req->exec.sched = &req->sched;
+    req->sched.waker = &req->waker;
     req->exec.comm = comm;
     req->exec.tag = tag;
 }

@@ -96,12 +96,14 @@ typedef struct pnbc_request_t {
     const char *name;           /* "allreduce", "psend", ... */
     const char *algorithm;
 
-    /* Link in the engine's active list while started, or in a bell's
-     * parked list; the bell its current round waits on (none: NULL),
-     * found in round bell_round of this start. */
+    /* Link in the engine's active list while started, or in the parked
+     * list of bell parked_on; the bell its current round waits on (none:
+     * NULL), found in round bell_round of this start; the waker its
+     * transports' callbacks ring (common_pnbc_progress.c). */
     struct pnbc_request_t *next, *prev;
-    pnbc_bell_t *bell;
+    pnbc_bell_t *bell, *parked_on;
     uint32_t bell_round;
+    pnbc_waker_t waker;
 } pnbc_request_t;
 
 OMPI_DECLSPEC OBJ_CLASS_DECLARATION(pnbc_request_t);
@@ -134,6 +136,14 @@ OMPI_DECLSPEC void pnbc_request_rearm(pnbc_request_t *req);
 
 /* Poll every active request (the opal_progress callback). */
 OMPI_DECLSPEC int pnbc_request_progress_all(void);
+
+/* Within the request core (common_pnbc_request.c and _progress.c), engine
+ * lock held but for pnbc_progress_forget: a started request that is not
+ * done is handed to progress; one that is, published; a request about to
+ * be destroyed leaves the wake list (without the engine lock). */
+void pnbc_progress_activate(pnbc_request_t *req);
+void pnbc_request_complete(pnbc_request_t *req);
+void pnbc_progress_forget(pnbc_request_t *req);
 
 static inline bool pnbc_request_is_active(const pnbc_request_t *req)
 {

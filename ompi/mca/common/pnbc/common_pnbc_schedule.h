@@ -197,6 +197,10 @@ typedef struct pnbc_schedule_t {
      * (pnbc_transport_t.retag) instead of once at commit. */
     bool retag;
     pnbc_large_msgs_t large;    /* set before commit */
+    /* The waker of the request running this schedule, which transports
+     * that call back ring (pnbc_waker_t); set before commit, NULL: none
+     * (every in-flight action is polled). */
+    pnbc_waker_t *waker;
     size_t tmp_size;    /* bytes reserved by pnbc_sched_tmp() */
     void *tmp;          /* allocated by pnbc_sched_commit() */
     int error;          /* first builder error (sticky) */

@@ -383,7 +383,7 @@ void pnbc_shm_pool_finalize(void);
 
 /* common_pnbc_shm_slot.c: the transport's post and test; a message the
  * receiver carries over pml instead (under `tag`: see its callers). */
-int pnbc_shm_fallback_post(pnbc_action_t *a, ompi_communicator_t *comm, int tag,
+int pnbc_shm_fallback_post(pnbc_action_t *a, const pnbc_channel_t *ch, int tag,
                            ompi_request_t **req);
 int pnbc_shm_post(pnbc_action_t *a, const pnbc_channel_t *ch);
 bool pnbc_shm_test(pnbc_action_t *a, int *err);

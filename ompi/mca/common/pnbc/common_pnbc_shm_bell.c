@@ -12,11 +12,13 @@
  * sees a new count sees the box too; a counter no reader watches stays in
  * its writer's cache, and ringing it costs a store.
  *
- * Peer v's bell (pnbc_bell_of) gets two more counters here: `data` of v
+ * Peer v's bell (pnbc_bell_of) gets its two counters here: `data` of v
  * in our directory (our receives from v) and `ack` of us in v's
- * directory (our sends to v).  An in-flight shm action waits on that bell once it
- * is paired with its slot; before (a sender looking for the receiver's
- * block or for its slot to be armed) it names none and is polled.
+ * directory (our sends to v).  An in-flight shm action waits on that bell
+ * once it is paired with its slot; before (a sender looking for the
+ * receiver's block or for its slot to be armed) it names none and is
+ * polled.  One carried over pml (fallback) waits on its PML request's
+ * callback (pnbc_bell_callback).
  */
 
 #include "common_pnbc_shm_pool.h"
@@ -58,13 +60,14 @@ pnbc_bell_t *pnbc_shm_bell(pnbc_action_t *a)
     const bool send = (PNBC_ACT_SEND == a->kind);
 
     if (OPAL_UNLIKELY(t->fallback)) {   /* see pnbc_transport_pml_watch() */
-        return (NULL != t->req) ? t->req->req_complete_cb_data : NULL;
+        return (NULL != t->req && NULL != t->req->req_complete_cb_data) ? &pnbc_bell_callback
+                                                                        : NULL;
     }
     if (NULL == t->bell || (send && (t->unpaired || NULL == t->slot))) {
         return NULL;
     }
     pnbc_bell_t *b = pnbc_bell_of(t->ch.comm, a->peer);
-    const int i = send ? 2 : 1;
+    const int i = send ? 1 : 0;
     if (NULL != b && NULL == b->ctr[i]) {
         /* the counter the other side rings for this pair */
         pool_bells_t *pb = pair_bells(a, t);

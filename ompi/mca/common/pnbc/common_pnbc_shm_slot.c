@@ -54,22 +54,23 @@ static bool send_find_slot(const pnbc_action_t *a, shm_action_t *t)
  * order: the sender switches all its actions to that peer at once,
  * posting the waiting ones in order (region_fall_back).
  */
-int pnbc_shm_fallback_post(pnbc_action_t *a, ompi_communicator_t *comm, int tag,
+int pnbc_shm_fallback_post(pnbc_action_t *a, const pnbc_channel_t *ch, int tag,
                            ompi_request_t **req)
 {
+    ompi_communicator_t *comm = ch->comm;
     const int rc = (PNBC_ACT_SEND == a->kind)
         ? MCA_PML_CALL(isend(a->buf.addr, a->buf.count, a->buf.dtype, a->peer, tag,
                              MCA_PML_BASE_SEND_STANDARD, comm, req))
         : MCA_PML_CALL(irecv(a->buf.addr, a->buf.count, a->buf.dtype, a->peer, tag, comm, req));
     if (OMPI_SUCCESS == rc) {
-        pnbc_transport_pml_watch(*req, pnbc_bell_of(comm, a->peer));
+        pnbc_transport_pml_watch(*req, ch->waker);
     }
     return rc;
 }
 
 static int fallback_post(pnbc_action_t *a, shm_action_t *t)
 {
-    return pnbc_shm_fallback_post(a, t->ch.comm, pnbc_local_tag(pnbc_channel_tag(&t->ch, a)),
+    return pnbc_shm_fallback_post(a, &t->ch, pnbc_local_tag(pnbc_channel_tag(&t->ch, a)),
                                   &t->req);
 }
 

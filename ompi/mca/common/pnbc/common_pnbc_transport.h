@@ -42,6 +42,7 @@ typedef struct pnbc_channel_t {
     bool sizes_may_differ;      /* pnbc_schedule_t.sizes_may_differ */
     bool retag;                 /* pnbc_schedule_t.retag */
     pnbc_large_msgs_t large;    /* at bind: pnbc_schedule_t.large */
+    pnbc_waker_t *waker;        /* pnbc_schedule_t.waker */
 } pnbc_channel_t;
 
 /* The PML tag of a SEND/RECV on channel ch. */
@@ -82,8 +83,10 @@ typedef struct pnbc_transport_t {
      * action afresh under ch->tag.  NULL: nothing is paired at commit. */
     void (*retag)(pnbc_action_t *a, const pnbc_channel_t *ch);
     /* An in-flight action that test() found not done: the bell (see
-     * pnbc_bell_t) that rings once something it waits for has happened;
-     * NULL when none is sure to (it must be polled).  Engine lock held.
+     * pnbc_bell_t) that rings once something it waits for has happened,
+     * pnbc_bell_callback when the transport rings the request's waker
+     * instead (ch->waker at post), NULL when none is sure to (it must be
+     * polled).  Engine lock held.
      * NULL hook: none ever is. */
     pnbc_bell_t *(*bell)(pnbc_action_t *a);
     /* At free: release what bind prepared.  NULL: nothing to release. */
@@ -115,9 +118,10 @@ void pnbc_transport_unbind(pnbc_action_t *a);
  * (A bind that takes an action and then runs out of memory leaves its
  * tstate.ptr NULL.)  OMPI_ERR_OUT_OF_RESOURCE if not. */
 int pnbc_transport_bound_all(const pnbc_schedule_t *s, const pnbc_transport_t *tp);
-/* A PML request rings `bell` when it completes (its completion callback
- * and its data: nothing else may set them).  NULL: it rings none. */
-void pnbc_transport_pml_watch(ompi_request_t *req, pnbc_bell_t *bell);
+/* A PML request rings `waker` when it completes (its completion callback
+ * and its data: nothing else may set them); its action's bell is then
+ * pnbc_bell_callback.  NULL: it rings none (the action is polled). */
+void pnbc_transport_pml_watch(ompi_request_t *req, pnbc_waker_t *waker);
 /* The transports' progress and communicator-free hooks (see above). */
 void pnbc_transport_progress(void);
 void pnbc_transport_comm_free(uint32_t cid);

@@ -84,7 +84,7 @@ typedef struct mbox_act_t {
  * a tag of their own they keep schedule order among themselves. */
 static int fallback_post(pnbc_action_t *a, mbox_act_t *t)
 {
-    return pnbc_shm_fallback_post(a, t->ch.comm, pnbc_mbox_fallback_tag(pnbc_channel_tag(&t->ch, a)),
+    return pnbc_shm_fallback_post(a, &t->ch, pnbc_mbox_fallback_tag(pnbc_channel_tag(&t->ch, a)),
                                   &t->req);
 }
 

@@ -12,18 +12,18 @@
 #include "ompi/mca/pml/pml.h"
 #include "ompi/request/request.h"
 
-/* A completed PML request rings its peer's bell (from its completion
- * callback, in whatever thread completes it). */
+/* A completed PML request wakes the pnbc request it belongs to (from its
+ * completion callback, in whatever thread completes it). */
 static int pml_completed(ompi_request_t *req)
 {
-    pnbc_bell_ring(&((pnbc_bell_t *) req->req_complete_cb_data)->local);
+    pnbc_waker_ring((pnbc_waker_t *) req->req_complete_cb_data);
     return 0;       /* complete it as usual */
 }
 
-void pnbc_transport_pml_watch(ompi_request_t *req, pnbc_bell_t *bell)
+void pnbc_transport_pml_watch(ompi_request_t *req, pnbc_waker_t *waker)
 {
-    if (NULL != bell) {
-        (void) ompi_request_set_callback(req, pml_completed, bell);
+    if (NULL != waker) {
+        (void) ompi_request_set_callback(req, pml_completed, waker);
     }
 }
 
@@ -32,11 +32,11 @@ static ompi_communicator_t *pml_comm(const pnbc_action_t *a, ompi_communicator_t
     return a->local ? comm->c_local_comm : comm;
 }
 
-/* The bell a's request rings: kept in the request (its callback data)
- * until it completes -- and test() frees it then. */
+/* a's PML request calls back when it completes if it was watched (its
+ * callback data stays until test() frees it). */
 static pnbc_bell_t *pml_action_bell(pnbc_action_t *a)
 {
-    return (pnbc_bell_t *) a->tstate.req->req_complete_cb_data;
+    return (NULL != a->tstate.req->req_complete_cb_data) ? &pnbc_bell_callback : NULL;
 }
 
 /* Messages to a local-group peer of an intercommunicator (a->local) travel
@@ -57,7 +57,7 @@ static int pml_post(pnbc_action_t *a, const pnbc_channel_t *ch)
     }
     a->inflight = (OMPI_SUCCESS == rc);
     if (a->inflight) {
-        pnbc_transport_pml_watch(a->tstate.req, pnbc_bell_of(comm, a->peer));
+        pnbc_transport_pml_watch(a->tstate.req, ch->waker);
     }
     return rc;
 }

@@ -226,11 +226,8 @@ int pnbc_chan_create(const pnbc_chan_spec_t *sp, pnbc_chan_request_t **out)
         if (OMPI_SUCCESS == rc) {
             rc = pnbc_sched_commit(s, sp->base, sp->base, sp->comm, data_tag);
         }
-        req->ch.comm = sp->comm;
-        req->ch.tag = data_tag;
-        req->ch.large = s->large;
-        req->ch.distinct_tags = false;
-        req->ch.sizes_may_differ = false;
+        /* no waker: a channel has its own progress hook, never parked */
+        req->ch = (pnbc_channel_t) { .comm = sp->comm, .tag = data_tag, .large = s->large };
     }
     if (OMPI_SUCCESS != rc) {
         req->own_id = false;        /* the caller releases it */
