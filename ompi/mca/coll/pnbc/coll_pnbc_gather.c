@@ -132,6 +132,8 @@ static void rooted_message(pnbc_schedule_t *s, const rooted_t *r, bool at_root,
  *            block i of the root's array <-> rank i's own buffer.  A
  *            block of zero bytes is not sent at all: for the v variants
  *            the root sees it in counts[i], rank i in its own count.
+ *            The root copies its own block after posting its messages,
+ *            so the copy overlaps their transfer.
  *
  *   gather, p=4, root 1:   0->1 2->1 3->1   (rank i lands in rbuf block i)
  *   scatter, p=4, root 1:  1->2 1->3 1->0   (block i of sbuf goes to rank i)
@@ -149,7 +151,6 @@ void pnbc_rooted_linear(pnbc_schedule_t *s, const pnbc_coll_args_t *a)
         }
         return;
     }
-    own_block_copy(s, &r, root);
     for (int i = 1; i < p; ++i) {
         const int peer = (root + i) % p;
         const size_t count = all_block_count(&r, peer);
@@ -157,6 +158,7 @@ void pnbc_rooted_linear(pnbc_schedule_t *s, const pnbc_coll_args_t *a)
             rooted_message(s, &r, true, all_block(&r, peer), count, r.all_type, peer);
         }
     }
+    own_block_copy(s, &r, root);    /* while the others' messages move */
 }
 
 /* ------------------------------------------------------------------ */

@@ -71,4 +71,7 @@ void pnbc_bells_fini(void)
     bells = NULL;
     others = NULL;
     nbells = 0;
+    pnbc_bell_callback.parked = NULL;
+    pnbc_bell_callback.next = NULL;
+    pnbc_bell_callback.listed = false;
 }

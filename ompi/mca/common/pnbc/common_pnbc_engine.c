@@ -59,6 +59,7 @@ int mca_common_pnbc_init(void)
         OBJ_CONSTRUCT(&e->lock, opal_mutex_t);
         e->active_head = NULL;
         e->bells = NULL;
+        e->wake = NULL;
         e->nactive = 0;
     }
     return OMPI_SUCCESS;
@@ -87,8 +88,13 @@ void mca_common_pnbc_fini(void)
     if (e->users <= 0 || 0 != --e->users) {
         return;
     }
-    /* requests still parked were never completed: they stay so */
+    /* requests still parked were never completed: they stay so; wakers
+     * still queued are not (their requests' free need not look) */
     e->bells = NULL;
+    for (pnbc_waker_t *w = e->wake; NULL != w; w = w->next) {
+        w->queued = false;
+    }
+    e->wake = NULL;
     e->nactive = 0;
     pnbc_transport_shm_finalize();
     pnbc_bells_fini();

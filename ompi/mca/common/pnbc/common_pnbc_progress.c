@@ -52,24 +52,24 @@ static __thread bool in_progress = false;
 /* Lists (engine lock held)                                           */
 /* ------------------------------------------------------------------ */
 
-static void active_push(pnbc_request_t *req)
+/* The active list and each bell's parked list: intrusive, through
+ * pnbc_request_t.next/prev, `head` their first element. */
+static void list_push(pnbc_request_t **head, pnbc_request_t *req)
 {
-    pnbc_engine_t *e = &mca_common_pnbc_engine;
     req->prev = NULL;
-    req->next = e->active_head;
-    if (NULL != e->active_head) {
-        e->active_head->prev = req;
+    req->next = *head;
+    if (NULL != *head) {
+        (*head)->prev = req;
     }
-    e->active_head = req;
+    *head = req;
 }
 
-static void active_unlink(pnbc_request_t *req)
+static void list_unlink(pnbc_request_t **head, pnbc_request_t *req)
 {
-    pnbc_engine_t *e = &mca_common_pnbc_engine;
     if (NULL != req->prev) {
         req->prev->next = req->next;
     } else {
-        e->active_head = req->next;
+        *head = req->next;
     }
     if (NULL != req->next) {
         req->next->prev = req->prev;
@@ -77,29 +77,25 @@ static void active_unlink(pnbc_request_t *req)
     req->next = req->prev = NULL;
 }
 
+static void active_push(pnbc_request_t *req)
+{
+    list_push(&mca_common_pnbc_engine.active_head, req);
+}
+
+static void active_unlink(pnbc_request_t *req)
+{
+    list_unlink(&mca_common_pnbc_engine.active_head, req);
+}
+
 static void parked_push(pnbc_bell_t *b, pnbc_request_t *req)
 {
-    req->prev = NULL;
-    req->next = b->parked;
-    if (NULL != b->parked) {
-        b->parked->prev = req;
-    }
-    b->parked = req;
+    list_push(&b->parked, req);
     req->parked_on = b;
 }
 
 static void parked_unlink(pnbc_request_t *req)
 {
-    pnbc_bell_t *b = req->parked_on;
-    if (NULL != req->prev) {
-        req->prev->next = req->next;
-    } else {
-        b->parked = req->next;
-    }
-    if (NULL != req->next) {
-        req->next->prev = req->prev;
-    }
-    req->next = req->prev = NULL;
+    list_unlink(&req->parked_on->parked, req);
     req->parked_on = NULL;
 }
 

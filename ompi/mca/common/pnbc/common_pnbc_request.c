@@ -26,7 +26,6 @@ void pnbc_request_complete(pnbc_request_t *req)
     ompi_request_complete(&req->super, true);
 }
 
-
 void pnbc_request_rearm(pnbc_request_t *req)
 {
     req->super.req_complete = REQUEST_PENDING;
