@@ -24,6 +24,8 @@
 #                        request that waits is parked on its peer's bell
 #                        (docs/many/progress.md), rung by shm boxes and by
 #                        PML completions on whichever thread progresses
+#   threads-park1-noshm-np2  one run of those with the shm transport off: every
+#                        parked request is woken by PML completion callbacks
 # The np=2 runs add --mca mpi_yield_when_idle 1 (mpiargs does it above 2
 # ranks): 2 x 5, then 2 x 9 threads share the 2 cores; without it a run
 # takes minutes instead of seconds (Open MPI 4.1's blocking waits with
@@ -59,4 +61,8 @@ run_case threads-np3 bash -c "$threads_loop" threads 1 "${THREADS_RUN_TIMEOUT:-1
 run_case threads-park1-np2 bash -c "$threads_loop" threads 5 "${THREADS_RUN_TIMEOUT:-120}" \
     "$MPIRUN" $(mpiargs 2) --mca mpi_yield_when_idle 1 --mca coll_pnbc_progress_park_min 1 \
     "$(bin mt_stress)"
+# shellcheck disable=SC2046
+run_case threads-park1-noshm-np2 bash -c "$threads_loop" threads 1 "${THREADS_RUN_TIMEOUT:-120}" \
+    "$MPIRUN" $(mpiargs 2) --mca mpi_yield_when_idle 1 --mca coll_pnbc_progress_park_min 1 \
+    --mca coll_pnbc_shm 0 "$(bin mt_stress)"
 unset threads_loop
