@@ -35,9 +35,10 @@
 #include <stddef.h>
 
 /* Every so many passes the parked requests are polled whatever their
- * bells say: a bound on the wait of a wake-up that could be missed (a
- * PML request completed by another thread between its callback and the
- * store that marks it complete, while this thread polls it).  At least
+ * bells say: a bound on the wait should a transport ever miss a wake-up
+ * (none is known: the test suite passes with the sweep off, threads
+ * included, since the PML callback marks its request complete before
+ * waking; docs/many/progress.md).  At least
  * PARK_SWEEP_MIN passes apart, and PARK_SWEEP_PER times as many as
  * requests are active, so that it costs a pass less than a 16th of a
  * poll on average however many are parked. */

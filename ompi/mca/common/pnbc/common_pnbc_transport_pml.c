@@ -13,11 +13,18 @@
 #include "ompi/request/request.h"
 
 /* A completed PML request wakes the pnbc request it belongs to (from its
- * completion callback, in whatever thread completes it). */
+ * completion callback, in whatever thread completes it).  Open MPI marks
+ * a request complete only after its callback returns, so a poll from
+ * another thread woken by this one could still find it pending and park
+ * its request again for good: the callback marks it complete itself,
+ * before the wake-up, and returns non-zero so that ompi_request_complete
+ * leaves it as it is (nothing waits on these requests: pnbc only tests
+ * them, so there is no wait_sync to signal). */
 static int pml_completed(ompi_request_t *req)
 {
+    __atomic_store_n(&req->req_complete, REQUEST_COMPLETED, __ATOMIC_RELEASE);
     pnbc_waker_ring((pnbc_waker_t *) req->req_complete_cb_data);
-    return 0;       /* complete it as usual */
+    return 1;
 }
 
 void pnbc_transport_pml_watch(ompi_request_t *req, pnbc_waker_t *waker)
