@@ -60,8 +60,7 @@ pnbc_bell_t *pnbc_shm_bell(pnbc_action_t *a)
     const bool send = (PNBC_ACT_SEND == a->kind);
 
     if (OPAL_UNLIKELY(t->fallback)) {   /* see pnbc_transport_pml_watch() */
-        return (NULL != t->req && NULL != t->req->req_complete_cb_data) ? &pnbc_bell_callback
-                                                                        : NULL;
+        return pnbc_transport_pml_bell(t->req);
     }
     if (NULL == t->bell || (send && (t->unpaired || NULL == t->slot))) {
         return NULL;

@@ -122,6 +122,9 @@ int pnbc_transport_bound_all(const pnbc_schedule_t *s, const pnbc_transport_t *t
  * and its data: nothing else may set them); its action's bell is then
  * pnbc_bell_callback.  NULL: it rings none (the action is polled). */
 void pnbc_transport_pml_watch(ompi_request_t *req, pnbc_waker_t *waker);
+/* The bell of an in-flight action waiting on PML request req:
+ * pnbc_bell_callback if it was watched, else NULL (poll it). */
+pnbc_bell_t *pnbc_transport_pml_bell(const ompi_request_t *req);
 /* The transports' progress and communicator-free hooks (see above). */
 void pnbc_transport_progress(void);
 void pnbc_transport_comm_free(uint32_t cid);

@@ -39,11 +39,16 @@ static ompi_communicator_t *pml_comm(const pnbc_action_t *a, ompi_communicator_t
     return a->local ? comm->c_local_comm : comm;
 }
 
-/* a's PML request calls back when it completes if it was watched (its
- * callback data stays until test() frees it). */
+/* A watched request calls back when it completes (its callback data
+ * stays until the request is freed). */
+pnbc_bell_t *pnbc_transport_pml_bell(const ompi_request_t *req)
+{
+    return (NULL != req && NULL != req->req_complete_cb_data) ? &pnbc_bell_callback : NULL;
+}
+
 static pnbc_bell_t *pml_action_bell(pnbc_action_t *a)
 {
-    return (NULL != a->tstate.req->req_complete_cb_data) ? &pnbc_bell_callback : NULL;
+    return pnbc_transport_pml_bell(a->tstate.req);
 }
 
 /* Messages to a local-group peer of an intercommunicator (a->local) travel
