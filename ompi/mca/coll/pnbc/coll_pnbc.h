@@ -53,72 +53,6 @@ typedef struct mca_coll_pnbc_component_t {
 OMPI_MODULE_DECLSPEC extern mca_coll_pnbc_component_t mca_coll_pnbc_component;
 
 /* ------------------------------------------------------------------ */
-/* Module: one per communicator                                       */
-/* ------------------------------------------------------------------ */
-
-struct pnbc_nbc_request_t;
-
-/* The nonblocking schedule cache of one communicator (coll_pnbc_cache.c). */
-typedef struct pnbc_nbc_cache_t {
-    struct pnbc_nbc_request_t **buckets;    /* hash chains (NULL until the first call) */
-    size_t nbuckets;                        /* a power of two, >= nentries */
-    struct pnbc_nbc_request_t *lru_head, *lru_tail;  /* most recently used first */
-    size_t nentries, bytes;                 /* instances held and their bytes */
-    uint64_t hits, misses, evictions;
-} pnbc_nbc_cache_t;
-
-typedef struct mca_coll_pnbc_module_t {
-    mca_coll_base_module_t super;
-    /* Number of persistent collectives initialised on this communicator.
-     * *_init calls are collective and ordered identically on every rank
-     * (MPI-4.1 sec. 6.13), so this counter -- and the tag derived from
-     * it -- agrees everywhere without any communication. */
-    uint32_t ninit;
-    /* Number of nonblocking collectives called on this communicator:
-     * calls are ordered identically on every rank too (MPI-4.1 sec.
-     * 6.12), so the call's tag agrees everywhere, whichever cached
-     * instance each rank runs it with. */
-    uint32_t ncalls;
-    pnbc_nbc_cache_t cache;
-    /* Its communicator's id: what the engine's transports keep for the
-     * communicator goes at module destruction (pnbc_transport_comm_free). */
-    uint32_t cid;
-    bool has_cid;
-} mca_coll_pnbc_module_t;
-
-OBJ_CLASS_DECLARATION(mca_coll_pnbc_module_t);
-
-/*
- * Tags.  The collective window of common_pnbc.h, PNBC_TAG_FIRST -
- * [0, PNBC_TAG_SPAN), is split in two halves:
- *
- *   persistent requests    PNBC_TAG_FIRST - [0, 2^26): one per *_init,
- *                          fixed at init: requests started in different
- *                          orders still match
- *   nonblocking calls      PNBC_TAG_FIRST - [2^26, 2^27): one per call
- *
- * so nonblocking calls never match persistent requests (nor, outside the
- * window, blocking or point-to-point traffic).  Their local-group mirrors
- * (pnbc_local_tag) fall into the two halves of [2^27, 2^28) likewise.
- * The tag of a call that is still running is reused only after 2^26
- * later calls on the same communicator.
- */
-#define PNBC_PERSISTENT_TAG_SPAN (PNBC_TAG_SPAN / 2u)
-#define PNBC_NBC_TAG_BASE        (PNBC_TAG_SPAN / 2u)
-#define PNBC_NBC_TAG_SPAN        (PNBC_TAG_SPAN / 2u)
-
-static inline int mca_coll_pnbc_next_tag(mca_coll_pnbc_module_t *module)
-{
-    return PNBC_TAG_FIRST - (int) (module->ninit++ % PNBC_PERSISTENT_TAG_SPAN);
-}
-
-static inline int mca_coll_pnbc_next_nbc_tag(mca_coll_pnbc_module_t *module)
-{
-    return PNBC_TAG_FIRST -
-           (int) (PNBC_NBC_TAG_BASE + module->ncalls++ % PNBC_NBC_TAG_SPAN);
-}
-
-/* ------------------------------------------------------------------ */
 /* Collective descriptions                                            */
 /* ------------------------------------------------------------------ */
 
@@ -191,6 +125,75 @@ typedef enum {
 #undef PNBC_COLL_ENUM
     PNBC_NCOLLS
 } pnbc_coll_t;
+
+/* ------------------------------------------------------------------ */
+/* Module: one per communicator                                       */
+/* ------------------------------------------------------------------ */
+
+struct pnbc_nbc_request_t;
+
+/* The nonblocking schedule cache of one communicator (coll_pnbc_cache.c). */
+typedef struct pnbc_nbc_cache_t {
+    struct pnbc_nbc_request_t **buckets;    /* hash chains (NULL until the first call) */
+    size_t nbuckets;                        /* a power of two, >= nentries */
+    struct pnbc_nbc_request_t *lru_head, *lru_tail;  /* most recently used first */
+    size_t nentries, bytes;                 /* instances held and their bytes */
+    uint64_t hits, misses, evictions;
+    /* Per collective, the cached instance its last call ran with, found
+     * again by the call's MPI arguments as passed (coll_pnbc_nbc.c) */
+    struct pnbc_nbc_request_t *memo[PNBC_NCOLLS];
+} pnbc_nbc_cache_t;
+
+typedef struct mca_coll_pnbc_module_t {
+    mca_coll_base_module_t super;
+    /* Number of persistent collectives initialised on this communicator.
+     * *_init calls are collective and ordered identically on every rank
+     * (MPI-4.1 sec. 6.13), so this counter -- and the tag derived from
+     * it -- agrees everywhere without any communication. */
+    uint32_t ninit;
+    /* Number of nonblocking collectives called on this communicator:
+     * calls are ordered identically on every rank too (MPI-4.1 sec.
+     * 6.12), so the call's tag agrees everywhere, whichever cached
+     * instance each rank runs it with. */
+    uint32_t ncalls;
+    pnbc_nbc_cache_t cache;
+    /* Its communicator's id: what the engine's transports keep for the
+     * communicator goes at module destruction (pnbc_transport_comm_free). */
+    uint32_t cid;
+    bool has_cid;
+} mca_coll_pnbc_module_t;
+
+OBJ_CLASS_DECLARATION(mca_coll_pnbc_module_t);
+
+/*
+ * Tags.  The collective window of common_pnbc.h, PNBC_TAG_FIRST -
+ * [0, PNBC_TAG_SPAN), is split in two halves:
+ *
+ *   persistent requests    PNBC_TAG_FIRST - [0, 2^26): one per *_init,
+ *                          fixed at init: requests started in different
+ *                          orders still match
+ *   nonblocking calls      PNBC_TAG_FIRST - [2^26, 2^27): one per call
+ *
+ * so nonblocking calls never match persistent requests (nor, outside the
+ * window, blocking or point-to-point traffic).  Their local-group mirrors
+ * (pnbc_local_tag) fall into the two halves of [2^27, 2^28) likewise.
+ * The tag of a call that is still running is reused only after 2^26
+ * later calls on the same communicator.
+ */
+#define PNBC_PERSISTENT_TAG_SPAN (PNBC_TAG_SPAN / 2u)
+#define PNBC_NBC_TAG_BASE        (PNBC_TAG_SPAN / 2u)
+#define PNBC_NBC_TAG_SPAN        (PNBC_TAG_SPAN / 2u)
+
+static inline int mca_coll_pnbc_next_tag(mca_coll_pnbc_module_t *module)
+{
+    return PNBC_TAG_FIRST - (int) (module->ninit++ % PNBC_PERSISTENT_TAG_SPAN);
+}
+
+static inline int mca_coll_pnbc_next_nbc_tag(mca_coll_pnbc_module_t *module)
+{
+    return PNBC_TAG_FIRST -
+           (int) (PNBC_NBC_TAG_BASE + module->ncalls++ % PNBC_NBC_TAG_SPAN);
+}
 
 /*
  * The arguments of any *_init call, normalised.  One block serves every

@@ -292,6 +292,9 @@ static void chain_unlink(pnbc_nbc_cache_t *c, pnbc_nbc_request_t *e)
 /* Take an idle instance out of the cache and destroy it. */
 static void evict(pnbc_nbc_cache_t *c, pnbc_nbc_request_t *e)
 {
+    if (c->memo[e->key.coll] == e) {
+        c->memo[e->key.coll] = NULL;
+    }
     lru_unlink(c, e);
     chain_unlink(c, e);
     c->nentries--;
@@ -314,6 +317,11 @@ static pnbc_nbc_request_t *take(pnbc_nbc_cache_t *c, pnbc_nbc_request_t *e)
     }
     c->hits++;
     return e;
+}
+
+void mca_coll_pnbc_cache_take(mca_coll_pnbc_module_t *m, pnbc_nbc_request_t *e)
+{
+    (void) take(&m->cache, e);
 }
 
 pnbc_nbc_request_t *mca_coll_pnbc_cache_lookup(mca_coll_pnbc_module_t *m,

@@ -110,6 +110,22 @@ static int nbc_build(mca_coll_pnbc_module_t *m, pnbc_coll_args_t *args,
     return OMPI_SUCCESS;
 }
 
+/* Start instance e (busy) for this call under the call's tag. */
+static int nbc_run(pnbc_nbc_request_t *e, ompi_communicator_t *comm, int tag,
+                   ompi_request_t **request)
+{
+    OBJ_RETAIN(comm);
+    e->held = comm;
+    int rc = pnbc_request_start_nbc(&e->super, tag);
+    if (OMPI_SUCCESS != rc) {
+        e->super.super.req_complete = REQUEST_COMPLETED;
+        nbc_recycle(&e->super);
+        return rc;
+    }
+    *request = &e->super.super;
+    return OMPI_SUCCESS;
+}
+
 int mca_coll_pnbc_nbc_call(pnbc_coll_args_t *args, ompi_request_t **request,
                            mca_coll_pnbc_module_t *module)
 {
@@ -135,16 +151,49 @@ int mca_coll_pnbc_nbc_call(pnbc_coll_args_t *args, ompi_request_t **request,
         }
         mca_coll_pnbc_cache_insert(module, e);
     }
-    OBJ_RETAIN(args->comm);
-    e->held = args->comm;
-    int rc = pnbc_request_start_nbc(&e->super, tag);
-    if (OMPI_SUCCESS != rc) {
-        e->super.super.req_complete = REQUEST_COMPLETED;
-        nbc_recycle(&e->super);
-        return rc;
+    return nbc_run(e, args->comm, tag, request);
+}
+
+/* ------------------------------------------------------------------ */
+/* The memo: a repeated call found by its MPI arguments as passed      */
+/* ------------------------------------------------------------------ */
+
+/* A loop repeating one call finds the instance of its last call by
+ * comparing the MPI arguments as the slot received them, before any
+ * normalisation, key or hash: the normalised key is a function of those
+ * arguments (and of the communicator and the MCA parameters, fixed), so
+ * equal arguments mean the same key.  Handles compare safely for the
+ * reason the cache's keys do (the instance retains its datatypes and
+ * op).  Only collectives without per-peer arrays are memoised: an array
+ * is part of the key by content, which a pointer does not tell. */
+static bool nbc_memo_start(mca_coll_pnbc_module_t *m, pnbc_coll_t coll, const uintptr_t *raw,
+                           unsigned nraw, ompi_communicator_t *comm,
+                           ompi_request_t **request, int *rc)
+{
+    pnbc_nbc_request_t *e = m->cache.memo[coll];
+    if (NULL == e || NULL == request || e->nraw != nraw || pnbc_nbc_busy(e)) {
+        return false;
     }
-    *request = &e->super.super;
-    return OMPI_SUCCESS;
+    for (unsigned k = 0; k < nraw; ++k) {
+        if (e->raw[k] != raw[k]) {
+            return false;
+        }
+    }
+    mca_coll_pnbc_cache_take(m, e);
+    *rc = nbc_run(e, comm, mca_coll_pnbc_next_nbc_tag(m), request);
+    return true;
+}
+
+/* After a call through the cache: remember its instance (if kept). */
+static void nbc_memo_note(mca_coll_pnbc_module_t *m, pnbc_coll_t coll, const uintptr_t *raw,
+                          unsigned nraw, ompi_request_t *request)
+{
+    pnbc_nbc_request_t *e = (pnbc_nbc_request_t *) request;
+    if (e->cached) {
+        memcpy(e->raw, raw, nraw * sizeof(*raw));
+        e->nraw = nraw;
+        m->cache.memo[coll] = e;
+    }
 }
 
 /* ------------------------------------------------------------------ */
@@ -155,35 +204,60 @@ int mca_coll_pnbc_nbc_call(pnbc_coll_args_t *args, ompi_request_t **request,
 #define NBC_PARAMS struct ompi_communicator_t *comm, ompi_request_t **request, \
                    mca_coll_base_module_t *module
 
+/* The body of a memoised slot: the memo, else the entry point `init`
+ * (then noted).  The arguments after it are the slot's MPI arguments,
+ * each through R(). */
+#define R(x) ((uintptr_t) (x))
+#define NBC_MEMOISED(ID, init, ...)                                                     \
+    do {                                                                                \
+        const uintptr_t raw_[] = { PNBC_##ID, __VA_ARGS__ };                           \
+        const unsigned nraw_ = sizeof(raw_) / sizeof(raw_[0]);                          \
+        mca_coll_pnbc_module_t *m_ = (mca_coll_pnbc_module_t *) module;                 \
+        int rc_;                                                                        \
+        if (nbc_memo_start(m_, PNBC_##ID, raw_, nraw_, comm, request, &rc_)) {          \
+            return rc_;                                                                 \
+        }                                                                               \
+        rc_ = (init);                                                                   \
+        if (MPI_SUCCESS == rc_) {                                                       \
+            nbc_memo_note(m_, PNBC_##ID, raw_, nraw_, *request);                        \
+        }                                                                               \
+        return rc_;                                                                     \
+    } while (0)
+
 int mca_coll_pnbc_ibarrier(NBC_PARAMS)
 {
-    return mca_coll_pnbc_barrier_init(NBC_TAIL);
+    NBC_MEMOISED(BARRIER, mca_coll_pnbc_barrier_init(NBC_TAIL));
 }
 
 int mca_coll_pnbc_ibcast(void *buf, int count, struct ompi_datatype_t *dtype, int root,
                          NBC_PARAMS)
 {
-    return mca_coll_pnbc_bcast_init(buf, count, dtype, root, NBC_TAIL);
+    NBC_MEMOISED(BCAST, mca_coll_pnbc_bcast_init(buf, count, dtype, root, NBC_TAIL), R(buf),
+                 R(count), R(dtype), R(root));
 }
 
 int mca_coll_pnbc_ireduce(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
                           struct ompi_op_t *op, int root, NBC_PARAMS)
 {
-    return mca_coll_pnbc_reduce_init(sbuf, rbuf, count, dtype, op, root, NBC_TAIL);
+    NBC_MEMOISED(REDUCE, mca_coll_pnbc_reduce_init(sbuf, rbuf, count, dtype, op, root, NBC_TAIL),
+                 R(sbuf), R(rbuf), R(count), R(dtype), R(op), R(root));
 }
 
 int mca_coll_pnbc_iallreduce(const void *sbuf, void *rbuf, int count,
                              struct ompi_datatype_t *dtype, struct ompi_op_t *op, NBC_PARAMS)
 {
-    return mca_coll_pnbc_allreduce_init(sbuf, rbuf, count, dtype, op, NBC_TAIL);
+    NBC_MEMOISED(ALLREDUCE, mca_coll_pnbc_allreduce_init(sbuf, rbuf, count, dtype, op, NBC_TAIL),
+                 R(sbuf), R(rbuf), R(count), R(dtype), R(op));
 }
 
 int mca_coll_pnbc_igather(const void *sbuf, int scount, struct ompi_datatype_t *sdtype,
                           void *rbuf, int rcount, struct ompi_datatype_t *rdtype, int root,
                           NBC_PARAMS)
 {
-    return mca_coll_pnbc_gather_init(sbuf, scount, sdtype, rbuf, rcount, rdtype, root,
-                                     NBC_TAIL);
+    NBC_MEMOISED(GATHER,
+                 mca_coll_pnbc_gather_init(sbuf, scount, sdtype, rbuf, rcount, rdtype, root,
+                                           NBC_TAIL),
+                 R(sbuf), R(scount), R(sdtype), R(rbuf), R(rcount), R(rdtype), R(root));
 }
 
 int mca_coll_pnbc_igatherv(const void *sbuf, int scount, struct ompi_datatype_t *sdtype,
@@ -198,8 +272,10 @@ int mca_coll_pnbc_iscatter(const void *sbuf, int scount, struct ompi_datatype_t 
                            void *rbuf, int rcount, struct ompi_datatype_t *rdtype, int root,
                            NBC_PARAMS)
 {
-    return mca_coll_pnbc_scatter_init(sbuf, scount, sdtype, rbuf, rcount, rdtype, root,
-                                      NBC_TAIL);
+    NBC_MEMOISED(SCATTER,
+                 mca_coll_pnbc_scatter_init(sbuf, scount, sdtype, rbuf, rcount, rdtype, root,
+                                            NBC_TAIL),
+                 R(sbuf), R(scount), R(sdtype), R(rbuf), R(rcount), R(rdtype), R(root));
 }
 
 int mca_coll_pnbc_iscatterv(const void *sbuf, const int *scounts, const int *displs,
@@ -214,8 +290,9 @@ int mca_coll_pnbc_iallgather(const void *sbuf, int scount, struct ompi_datatype_
                              void *rbuf, int rcount, struct ompi_datatype_t *rdtype,
                              NBC_PARAMS)
 {
-    return mca_coll_pnbc_allgather_init(sbuf, scount, sdtype, rbuf, rcount, rdtype,
-                                        NBC_TAIL);
+    NBC_MEMOISED(ALLGATHER,
+                 mca_coll_pnbc_allgather_init(sbuf, scount, sdtype, rbuf, rcount, rdtype, NBC_TAIL),
+                 R(sbuf), R(scount), R(sdtype), R(rbuf), R(rcount), R(rdtype));
 }
 
 int mca_coll_pnbc_iallgatherv(const void *sbuf, int scount, struct ompi_datatype_t *sdtype,
@@ -230,7 +307,9 @@ int mca_coll_pnbc_ialltoall(const void *sbuf, int scount, struct ompi_datatype_t
                             void *rbuf, int rcount, struct ompi_datatype_t *rdtype,
                             NBC_PARAMS)
 {
-    return mca_coll_pnbc_alltoall_init(sbuf, scount, sdtype, rbuf, rcount, rdtype, NBC_TAIL);
+    NBC_MEMOISED(ALLTOALL,
+                 mca_coll_pnbc_alltoall_init(sbuf, scount, sdtype, rbuf, rcount, rdtype, NBC_TAIL),
+                 R(sbuf), R(scount), R(sdtype), R(rbuf), R(rcount), R(rdtype));
 }
 
 int mca_coll_pnbc_ialltoallv(const void *sbuf, const int *scounts, const int *sdispls,
@@ -261,27 +340,33 @@ int mca_coll_pnbc_ireduce_scatter_block(const void *sbuf, void *rbuf, int rcount
                                         struct ompi_datatype_t *dtype, struct ompi_op_t *op,
                                         NBC_PARAMS)
 {
-    return mca_coll_pnbc_reduce_scatter_block_init(sbuf, rbuf, rcount, dtype, op, NBC_TAIL);
+    NBC_MEMOISED(REDUCE_SCATTER_BLOCK,
+                 mca_coll_pnbc_reduce_scatter_block_init(sbuf, rbuf, rcount, dtype, op, NBC_TAIL),
+                 R(sbuf), R(rbuf), R(rcount), R(dtype), R(op));
 }
 
 int mca_coll_pnbc_iscan(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
                         struct ompi_op_t *op, NBC_PARAMS)
 {
-    return mca_coll_pnbc_scan_init(sbuf, rbuf, count, dtype, op, NBC_TAIL);
+    NBC_MEMOISED(SCAN, mca_coll_pnbc_scan_init(sbuf, rbuf, count, dtype, op, NBC_TAIL), R(sbuf),
+                 R(rbuf), R(count), R(dtype), R(op));
 }
 
 int mca_coll_pnbc_iexscan(const void *sbuf, void *rbuf, int count,
                           struct ompi_datatype_t *dtype, struct ompi_op_t *op, NBC_PARAMS)
 {
-    return mca_coll_pnbc_exscan_init(sbuf, rbuf, count, dtype, op, NBC_TAIL);
+    NBC_MEMOISED(EXSCAN, mca_coll_pnbc_exscan_init(sbuf, rbuf, count, dtype, op, NBC_TAIL), R(sbuf),
+                 R(rbuf), R(count), R(dtype), R(op));
 }
 
 int mca_coll_pnbc_ineighbor_allgather(const void *sbuf, int scount,
                                       struct ompi_datatype_t *sdtype, void *rbuf, int rcount,
                                       struct ompi_datatype_t *rdtype, NBC_PARAMS)
 {
-    return mca_coll_pnbc_neighbor_allgather_init(sbuf, scount, sdtype, rbuf, rcount, rdtype,
-                                                 NBC_TAIL);
+    NBC_MEMOISED(NEIGHBOR_ALLGATHER,
+                 mca_coll_pnbc_neighbor_allgather_init(sbuf, scount, sdtype, rbuf, rcount, rdtype,
+                                                       NBC_TAIL),
+                 R(sbuf), R(scount), R(sdtype), R(rbuf), R(rcount), R(rdtype));
 }
 
 int mca_coll_pnbc_ineighbor_allgatherv(const void *sbuf, int scount,
@@ -297,8 +382,10 @@ int mca_coll_pnbc_ineighbor_alltoall(const void *sbuf, int scount,
                                      struct ompi_datatype_t *sdtype, void *rbuf, int rcount,
                                      struct ompi_datatype_t *rdtype, NBC_PARAMS)
 {
-    return mca_coll_pnbc_neighbor_alltoall_init(sbuf, scount, sdtype, rbuf, rcount, rdtype,
-                                                NBC_TAIL);
+    NBC_MEMOISED(NEIGHBOR_ALLTOALL,
+                 mca_coll_pnbc_neighbor_alltoall_init(sbuf, scount, sdtype, rbuf, rcount, rdtype,
+                                                      NBC_TAIL),
+                 R(sbuf), R(scount), R(sdtype), R(rbuf), R(rcount), R(rdtype));
 }
 
 int mca_coll_pnbc_ineighbor_alltoallv(const void *sbuf, const int *scounts,

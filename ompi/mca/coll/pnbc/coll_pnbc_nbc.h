@@ -35,6 +35,9 @@ typedef struct pnbc_key_parts_t {
     pnbc_key_part_t part[PNBC_KEY_NPARTS];
 } pnbc_key_parts_t;
 
+/* The most MPI arguments a memoised slot has (gather, scatter, ...). */
+#define PNBC_RAW_MAX 8
+
 typedef struct pnbc_nbc_request_t {
     pnbc_request_t super;
     mca_coll_pnbc_module_t *module;
@@ -49,6 +52,11 @@ typedef struct pnbc_nbc_request_t {
     pnbc_key_parts_t parts;
     void *keymem;
     size_t bytes;       /* accounted against coll_pnbc_cache_bytes */
+
+    /* The MPI arguments of a call it ran, as passed (collectives without
+     * per-peer arrays): the slot's memo (coll_pnbc_nbc.c) */
+    uintptr_t raw[PNBC_RAW_MAX];
+    unsigned nraw;
 
     bool busy;          /* handed to the user (call .. free); atomic */
     bool cached;        /* in the cache (else destroyed at its free) */
@@ -73,6 +81,8 @@ pnbc_nbc_request_t *mca_coll_pnbc_cache_lookup(mca_coll_pnbc_module_t *m,
 /* Keep a new (busy) instance if the bounds allow, evicting idle ones
  * least recently used first; else it is destroyed at its free. */
 void mca_coll_pnbc_cache_insert(mca_coll_pnbc_module_t *m, pnbc_nbc_request_t *e);
+/* Make a cached idle instance busy and the most recently used (a hit). */
+void mca_coll_pnbc_cache_take(mca_coll_pnbc_module_t *m, pnbc_nbc_request_t *e);
 
 static inline bool pnbc_nbc_busy(pnbc_nbc_request_t *e)
 {
