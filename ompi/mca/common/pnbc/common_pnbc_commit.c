@@ -261,10 +261,12 @@ static int number_pair_messages(pnbc_schedule_t *s)
         return OMPI_SUCCESS;
     }
     const size_t npeers = (size_t) max_peer + 1;
-    uint32_t *next = calloc(4 * npeers, sizeof(*next));
+    uint32_t small[4 * 64];     /* up to 64 peers: no allocation */
+    uint32_t *next = (npeers <= 64) ? small : malloc(4 * npeers * sizeof(*next));
     if (NULL == next) {
         return OMPI_ERR_OUT_OF_RESOURCE;
     }
+    memset(next, 0, 4 * npeers * sizeof(*next));
     for (uint32_t i = 0; i < s->nactions; ++i) {
         pnbc_action_t *a = &s->actions[i];
         if (!pnbc_action_is_comm(a)) {
@@ -273,29 +275,10 @@ static int number_pair_messages(pnbc_schedule_t *s)
         const size_t lane = 2 * (PNBC_ACT_SEND == a->kind) + (a->local ? 1 : 0);
         a->pair_seq = next[lane * npeers + (size_t) a->peer]++;
     }
-    free(next);
+    if (next != small) {
+        free(next);
+    }
     return OMPI_SUCCESS;
-}
-
-/* The builder grows its arrays by doubling; a request keeps its schedule
- * for its whole life, and applications keep thousands: give the slack
- * back before anything points into the arrays. */
-static void sched_shrink(pnbc_schedule_t *s)
-{
-    if (s->actions_cap > s->nactions && s->nactions > 0) {
-        pnbc_action_t *a = realloc(s->actions, s->nactions * sizeof(*a));
-        if (NULL != a) {
-            s->actions = a;
-            s->actions_cap = s->nactions;
-        }
-    }
-    if (s->rounds_cap > s->nrounds && s->nrounds > 0) {
-        pnbc_round_t *r = realloc(s->rounds, s->nrounds * sizeof(*r));
-        if (NULL != r) {
-            s->rounds = r;
-            s->rounds_cap = s->nrounds;
-        }
-    }
 }
 
 int pnbc_sched_commit(pnbc_schedule_t *s, const void *sbuf, void *rbuf,
@@ -315,7 +298,10 @@ int pnbc_sched_commit(pnbc_schedule_t *s, const void *sbuf, void *rbuf,
         }
     }
     sched_drop_empty_rounds(s);
-    sched_shrink(s);
+    pnbc_sched_settle(s);
+    if (OMPI_SUCCESS != s->error) {
+        return s->error;
+    }
     if (OMPI_SUCCESS != number_pair_messages(s)) {
         return s->error = OMPI_ERR_OUT_OF_RESOURCE;
     }

@@ -98,6 +98,7 @@ void mca_common_pnbc_fini(void)
     e->nactive = 0;
     pnbc_transport_shm_finalize();
     pnbc_bells_fini();
+    pnbc_sched_scratch_fini();
     if (e->progress_registered) {
         opal_progress_unregister(engine_progress);
         e->progress_registered = false;

@@ -14,6 +14,121 @@
 
 #define PNBC_TMP_ALIGN 64   /* temporaries start on cache-line boundaries */
 
+/* The build scratch.  A schedule grows its action and round arrays by
+ * doubling while it is built, and commit gives the slack back: two or
+ * three reallocs a build, and as many again to shrink.  Instead the
+ * schedule under construction borrows a pair of arrays that keep their
+ * size from one build to the next, and commit copies them out at their
+ * exact size (pnbc_sched_settle): two allocations a build.  One schedule
+ * borrows them at a time; another one built meanwhile (another thread,
+ * a build inside a build) grows its own arrays as before.  Arrays that
+ * grew past PNBC_SCRATCH_KEEP bytes are freed when given back. */
+#define PNBC_SCRATCH_KEEP (256u * 1024u)
+
+static struct {
+    int lent;                   /* atomic: borrowed by a schedule */
+    pnbc_action_t *actions;
+    pnbc_round_t *rounds;
+    uint32_t actions_cap, rounds_cap;
+} scratch;
+
+static void scratch_borrow(pnbc_schedule_t *s)
+{
+    if (0 != __atomic_exchange_n(&scratch.lent, 1, __ATOMIC_ACQUIRE)) {
+        return;
+    }
+    s->scratch = true;
+    s->actions = scratch.actions;
+    s->actions_cap = scratch.actions_cap;
+    s->rounds = scratch.rounds;
+    s->rounds_cap = scratch.rounds_cap;
+}
+
+/* s's arrays back to the scratch (the schedule keeps none). */
+static void scratch_return(pnbc_schedule_t *s)
+{
+    if (s->actions_cap * sizeof(pnbc_action_t) > PNBC_SCRATCH_KEEP) {
+        free(s->actions);
+        s->actions = NULL;
+        s->actions_cap = 0;
+    }
+    if (s->rounds_cap * sizeof(pnbc_round_t) > PNBC_SCRATCH_KEEP) {
+        free(s->rounds);
+        s->rounds = NULL;
+        s->rounds_cap = 0;
+    }
+    scratch.actions = s->actions;
+    scratch.actions_cap = s->actions_cap;
+    scratch.rounds = s->rounds;
+    scratch.rounds_cap = s->rounds_cap;
+    s->actions = NULL;
+    s->rounds = NULL;
+    s->actions_cap = s->rounds_cap = 0;
+    s->scratch = false;
+    __atomic_store_n(&scratch.lent, 0, __ATOMIC_RELEASE);
+}
+
+void pnbc_sched_scratch_fini(void)
+{
+    free(scratch.actions);
+    free(scratch.rounds);
+    memset(&scratch, 0, sizeof(scratch));
+}
+
+/* Exact copies of the borrowed arrays; false (scratch kept) when out of
+ * memory. */
+static bool scratch_settle(pnbc_schedule_t *s)
+{
+    pnbc_action_t *a = NULL;
+    pnbc_round_t *r = NULL;
+    if (s->nactions > 0 && NULL == (a = malloc(s->nactions * sizeof(*a)))) {
+        return false;
+    }
+    if (s->nrounds > 0 && NULL == (r = malloc(s->nrounds * sizeof(*r)))) {
+        free(a);
+        return false;
+    }
+    if (s->nactions > 0) {
+        memcpy(a, s->actions, s->nactions * sizeof(*a));
+    }
+    if (s->nrounds > 0) {
+        memcpy(r, s->rounds, s->nrounds * sizeof(*r));
+    }
+    const uint32_t nactions = s->nactions, nrounds = s->nrounds;
+    scratch_return(s);
+    s->actions = a;
+    s->rounds = r;
+    s->actions_cap = s->nactions = nactions;
+    s->rounds_cap = s->nrounds = nrounds;
+    return true;
+}
+
+void pnbc_sched_settle(pnbc_schedule_t *s)
+{
+    if (s->scratch) {
+        if (!scratch_settle(s)) {
+            s->error = OMPI_ERR_OUT_OF_RESOURCE;
+        }
+        return;
+    }
+    /* grown by doubling: give the slack back (requests keep their
+     * schedules for their whole life, applications thousands of them) */
+    if (s->actions_cap > s->nactions && s->nactions > 0) {
+        pnbc_action_t *a = realloc(s->actions, s->nactions * sizeof(*a));
+        if (NULL != a) {
+            s->actions = a;
+            s->actions_cap = s->nactions;
+        }
+    }
+    if (s->rounds_cap > s->nrounds && s->nrounds > 0) {
+        pnbc_round_t *r = realloc(s->rounds, s->nrounds * sizeof(*r));
+        if (NULL != r) {
+            s->rounds = r;
+            s->rounds_cap = s->nrounds;
+        }
+    }
+}
+
 void pnbc_sched_construct(pnbc_schedule_t *s)
 {
     memset(s, 0, sizeof(*s));
@@ -35,6 +150,9 @@ void pnbc_sched_destruct(pnbc_schedule_t *s)
             free(a->convert);
         }
     }
+    if (s->scratch) {
+        scratch_return(s);      /* a build that never committed */
+    }
     free(s->rounds);
     free(s->actions);
     free(s->tmp);
@@ -47,6 +165,9 @@ static bool sched_reserve(pnbc_schedule_t *s, void **array, uint32_t *cap,
 {
     if (OMPI_SUCCESS != s->error) {
         return false;
+    }
+    if (NULL == s->actions && NULL == s->rounds && !s->scratch) {
+        scratch_borrow(s);      /* the first reserve of a build */
     }
     if (need > *cap) {
         uint32_t ncap = *cap ? *cap * 2 : 8;

@@ -182,6 +182,8 @@ typedef struct pnbc_schedule_t {
     uint32_t nactions, actions_cap;
 
     bool local_peers;   /* builder state: see pnbc_sched_local_peers() */
+    bool scratch;       /* builder state: the arrays are the build scratch
+                           (common_pnbc_schedule.c) until commit */
     /* Set before commit by clients whose messages between one pair of
      * ranks may be posted in any order (partitioned: each unit when it is
      * ready): every message then carries its own tag, tag - pair_seq. */
@@ -210,6 +212,11 @@ typedef struct pnbc_schedule_t {
 
 void pnbc_sched_construct(pnbc_schedule_t *s);
 void pnbc_sched_destruct(pnbc_schedule_t *s);
+/* Commit: the arrays at their exact size, out of the build scratch (or
+ * shrunk), before anything points into them; sticky error on failure. */
+void pnbc_sched_settle(pnbc_schedule_t *s);
+/* Engine fini: free the build scratch. */
+void pnbc_sched_scratch_fini(void);
 
 /* Start a new round; later actions go into it. */
 void pnbc_sched_round(pnbc_schedule_t *s);

@@ -155,14 +155,12 @@ void pnbc_transport_shm_finalize(void)
 
 shm_region_t *pnbc_shm_region_new(const pnbc_channel_t *ch, bool owner)
 {
-    shm_region_t *r = calloc(1, sizeof(*r));
+    shm_region_t *r = malloc(sizeof(*r));   /* (calloc skips malloc's thread cache) */
     if (NULL == r) {
         return NULL;
     }
-    r->refs = 1;
-    r->owner = owner;
-    r->cid = ch->comm->c_contextid;
-    r->tag = ch->tag;
+    *r = (shm_region_t) { .refs = 1, .owner = owner, .cid = ch->comm->c_contextid,
+                          .tag = ch->tag };
     return r;
 }
 

@@ -152,12 +152,11 @@ static bool mbox_bind(pnbc_action_t *a, const pnbc_channel_t *ch)
     }
     /* Ours from here on; a failure leaves tstate.ptr NULL and fails the
      * commit (mbox_commit). */
-    mbox_act_t *t = calloc(1, sizeof(*t));
+    mbox_act_t *t = malloc(sizeof(*t));     /* (calloc skips malloc's thread cache) */
     if (NULL == t) {
         return true;
     }
-    t->bytes = bytes;
-    t->ch = *ch;
+    *t = (mbox_act_t) { .bytes = bytes, .ch = *ch };
     if (!pnbc_shm_bind_data(a, bytes, &t->flat, &t->conv)) {
         free(t);
         return true;
