@@ -16,6 +16,11 @@
  *                only the point-to-point message sent after them
  *   freed        derived datatype and user op freed by the user while a
  *                call using them is outstanding, and while cached
+ *   memo         MPI_Iallreduce / MPI_Ibcast calls in which one argument at
+ *                a time changes against the call before (op, datatype,
+ *                count, in place, send buffer, root), each set repeated:
+ *                a repeated call's instance is found by its arguments as
+ *                passed (coll_pnbc_nbc.c), so none may stand for another
  *   inter        ibarrier, ibcast, iallreduce, ireduce, iallgather,
  *                ialltoall, igather, iscatter, iallgatherv, ialltoallv on an
  *                intercommunicator (2+ ranks)
@@ -23,6 +28,8 @@
  * Usage: nbc_misc [part]   (default: all parts)
  */
 #include "nbc_common.h"
+
+#include <limits.h>
 
 #if defined(MPICH_VERSION) && MPI_VERSION >= 4
 #define MPIX_Allreduce_init MPI_Allreduce_init
@@ -289,6 +296,72 @@ static void part_inter(void)
     MPI_Comm_free(&local);
 }
 
+/* Argument sets that differ from the one before in one word each. */
+static void part_memo(MPI_Comm comm)
+{
+    enum { N = 6, NSETS = 6 };
+    long s[N], s2[N], r[N], e[N];
+    int si[N], ri[N];
+
+    for (int it = 0; it < 4 * NSETS; ++it) {
+        const int set = it % NSETS, seed = 50 + it;
+        MPI_Request req;
+        for (int i = 0; i < N; ++i) {
+            s[i] = nbc_val(nbc_wrank, i, seed);
+            s2[i] = nbc_val(nbc_wrank, i, seed + 1000);
+            r[i] = NBC_POISON;
+            si[i] = (int) (s[i] % 1000);
+            ri[i] = -1;
+        }
+        int n = N, rc;
+        MPI_Op op = MPI_SUM;
+        const long *src = s;
+        switch (set) {
+        case 0: rc = MPI_Iallreduce(s, r, N, MPI_LONG, MPI_SUM, comm, &req); break;
+        case 1: op = MPI_MAX; rc = MPI_Iallreduce(s, r, N, MPI_LONG, MPI_MAX, comm, &req); break;
+        case 2: n = N - 1; rc = MPI_Iallreduce(s, r, N - 1, MPI_LONG, MPI_SUM, comm, &req); break;
+        case 3:
+            src = s2;
+            memcpy(r, s2, sizeof(r));
+            rc = MPI_Iallreduce(MPI_IN_PLACE, r, N, MPI_LONG, MPI_SUM, comm, &req);
+            break;
+        case 4: src = s2; rc = MPI_Iallreduce(s2, r, N, MPI_LONG, MPI_SUM, comm, &req); break;
+        default: rc = MPI_Iallreduce(si, ri, N, MPI_INT, MPI_SUM, comm, &req); break;
+        }
+        check_rc(rc, "MPI_Iallreduce memo");
+        check_rc(MPI_Wait(&req, MPI_STATUS_IGNORE), "MPI_Wait memo");
+        for (int i = 0; i < N; ++i) {
+            long x = (MPI_MAX == op) ? LONG_MIN : 0;
+            for (int k = 0; k < wsize; ++k) {
+                const long v = (5 == set) ? nbc_val(k, i, seed) % 1000
+                             : nbc_val(k, i, (src == s2) ? seed + 1000 : seed);
+                x = (MPI_MAX == op) ? (v > x ? v : x) : x + v;
+            }
+            e[i] = (i < n) ? x : NBC_POISON;
+            if (5 == set) {
+                r[i] = ri[i];
+            }
+        }
+        if (0 != memcmp(r, e, sizeof(r))) {
+            nbc_fail("memo allreduce set %d it %d: element 0 is %ld, expected %ld", set, it, r[0],
+                     e[0]);
+        }
+        /* the same buffer broadcast from a root that changes every call */
+        const int root = it % wsize;
+        for (int i = 0; i < N; ++i) {
+            r[i] = (root == nbc_wrank) ? nbc_val(root, i, seed) : NBC_POISON;
+        }
+        check_rc(MPI_Ibcast(r, N, MPI_LONG, root, comm, &req), "MPI_Ibcast memo");
+        check_rc(MPI_Wait(&req, MPI_STATUS_IGNORE), "MPI_Wait memo bcast");
+        for (int i = 0; i < N; ++i) {
+            if (r[i] != nbc_val(root, i, seed)) {
+                nbc_fail("memo bcast root %d it %d element %d is %ld", root, it, i, r[i]);
+                break;
+            }
+        }
+    }
+}
+
 int main(int argc, char **argv)
 {
     const char *only = (argc > 1) ? argv[1] : NULL;
@@ -306,6 +379,7 @@ int main(int argc, char **argv)
     if (NULL == only || !strcmp(only, "outstanding")) part_outstanding(comm);
     if (NULL == only || !strcmp(only, "interleave")) part_interleave(comm);
     if (NULL == only || !strcmp(only, "freed")) part_freed(comm);
+    if (NULL == only || !strcmp(only, "memo")) part_memo(comm);
     if ((NULL == only || !strcmp(only, "inter")) && wsize >= 2) part_inter();
     MPI_Comm_free(&comm);
 

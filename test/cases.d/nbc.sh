@@ -15,6 +15,8 @@
 #   nbc-misc-np1..4        nbc_misc: 1000 outstanding calls, nonblocking +
 #                          persistent + blocking + point-to-point interleaved,
 #                          datatypes/ops freed while outstanding and cached,
+#                          calls differing from the one before in one
+#                          argument (the memo must not confuse them),
 #                          intercommunicators
 #   nbc-cache1-np3, nbc-cache0-np3, nbc-misc-cache1-np2, nbc-misc-bigcache-np2
 #                          the same with coll_pnbc_cache_entries 1 (eviction
