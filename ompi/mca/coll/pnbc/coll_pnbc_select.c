@@ -109,6 +109,8 @@ typedef struct pnbc_rule_t {
  * forwarding them through intermediate ranks only adds copies. */
 static const pnbc_rule_t builtin_rules[] = {
     { PNBC_BCAST, 2, 0, "knomial" },
+    { PNBC_BCAST, 4, 131072, "knomial" },
+    { PNBC_BCAST, 4, 0, "scatter_allgather" },
     { PNBC_BCAST, 0, 1048576, "knomial" },
     { PNBC_BCAST, 0, 0, "scatter_allgather" },
     { PNBC_REDUCE, 4, 65536, "linear" },
