@@ -95,7 +95,7 @@ OMPI_MODULE_DECLSPEC extern mca_coll_pnbc_component_t mca_coll_pnbc_component;
     X(BCAST,                bcast,                INTER, PNBC_LARGE_PML(65536)) \
     X(REDUCE,               reduce,               INTER, PNBC_LARGE_STREAMED(65536)) \
     X(ALLREDUCE,            allreduce,            INTER, PNBC_LARGE_PML(65536)) \
-    X(GATHER,               gather,               INTER, PNBC_LARGE_PML(16384)) \
+    X(GATHER,               gather,               INTER, PNBC_LARGE_PML(32768)) \
     X(GATHERV,              gatherv,              INTER, PNBC_LARGE_PML(16384)) \
     X(SCATTER,              scatter,              INTER, PNBC_LARGE_PML(16384)) \
     X(SCATTERV,             scatterv,             INTER, PNBC_LARGE_PML(16384)) \
