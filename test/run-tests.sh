@@ -210,6 +210,13 @@ run_case conf_reduce_scatter-shm-fold-np3 "$MPIRUN" $(mpiargs 3) --mca coll_pnbc
 # shellcheck disable=SC2046,SC2086
 run_case conf_alltoall-shm-refused-np3 "$MPIRUN" $(mpiargs 1) --oversubscribe --mca mpi_yield_when_idle 1 \
     $SHM_SMALL_BOX env OMPI_MCA_coll_pnbc_shm_single_copy=0 "$(bin conf_alltoall)" : -np 2 "$(bin conf_alltoall)"
+# gather above a box: a root invites its senders to write into its buffer
+# (process_vm_writev, conf_gather-shm-single-copy-np3 above); here rank 0
+# neither invites nor accepts invitations, so as a sender to an inviting
+# root it streams through the boxes instead
+# shellcheck disable=SC2046,SC2086
+run_case conf_gather-shm-uninvited-np3 "$MPIRUN" $(mpiargs 1) --oversubscribe --mca mpi_yield_when_idle 1 \
+    $SHM_SMALL_BOX env OMPI_MCA_coll_pnbc_shm_single_copy=0 "$(bin conf_gather)" --quick : -np 2 "$(bin conf_gather)" --quick
 
 # Forced bcast/reduce algorithms (full sweep at np 3 and 4); the segmented
 # ones also with many tiny segments (--quick) at np 2..5.

@@ -23,6 +23,11 @@
  * B. CYCLES start+wait cycles of a small allreduce and of a bcast whose
  *    root rotates, each result checked; every 64th cycle a bcast is started
  *    several times in a row so the root runs ahead of its receivers.
+ * D. Persistent gathers of 80 KB blocks, 50 cycles per root: a root
+ *    invites its senders to write into its buffer (process_vm_writev),
+ *    and senders start the next cycle at once; every 4th cycle the root
+ *    holds its result 2 ms before checking it, so a sender writing before
+ *    the root's next start would be seen.
  * C. After MPI_Finalize each rank checks that its pnbc directory
  *    (/dev/shm/pnbc.<node>.<uid>.<jobid>.<vpid>) is gone, and rank 0 lists
  *    any pnbc entry of this job still present.
@@ -369,6 +374,61 @@ static void part_b(long cycles)
 }
 
 /* ------------------------------------------------------------------ */
+/* D: senders writing into the root's buffer                          */
+/* ------------------------------------------------------------------ */
+
+static int gather_value(int rank, int i, int it)
+{
+    return rank * 1000003 + i * 7 + it;
+}
+
+static void part_d(int cycles)
+{
+    enum { N = 20000 };     /* 80 KB: above the gather's shm box */
+    int *sbuf = malloc(sizeof(int) * N), *rbuf = malloc(sizeof(int) * N * (size_t) wsize);
+    MPI_Request *g = malloc(sizeof(MPI_Request) * (size_t) wsize);
+    long bad = 0;
+
+    for (int root = 0; root < wsize; ++root) {
+        MPIX_Gather_init(sbuf, N, MPI_INT, rbuf, N, MPI_INT, root, MPI_COMM_WORLD,
+                         MPI_INFO_NULL, &g[root]);
+    }
+    for (int c = 0; c < cycles; ++c) {
+        const int root = (c / 50) % wsize;
+        for (int i = 0; i < N; ++i) {
+            sbuf[i] = gather_value(wrank, i, c);
+        }
+        MPI_Start(&g[root]);
+        MPI_Wait(&g[root], MPI_STATUS_IGNORE);
+        if (wrank != root) {
+            continue;
+        }
+        if (c % 4 == 0) {
+            usleep(2000);   /* the senders have started the next cycle */
+        }
+        for (int p = 0; p < wsize; ++p) {
+            for (int i = 0; i < N; ++i) {
+                if (rbuf[(size_t) p * N + i] != gather_value(p, i, c)) {
+                    if (bad++ < 10) {
+                        FAILF("D cycle %d root %d: block %d [%d] = %d, expected %d", c, root, p,
+                              i, rbuf[(size_t) p * N + i], gather_value(p, i, c));
+                    }
+                    break;
+                }
+            }
+        }
+        nchecks++;
+    }
+    nfail += (bad > 10) ? bad - 10 : 0;
+    for (int root = 0; root < wsize; ++root) {
+        MPI_Request_free(&g[root]);
+    }
+    free(g);
+    free(rbuf);
+    free(sbuf);
+}
+
+/* ------------------------------------------------------------------ */
 /* C: no files left                                                   */
 /* ------------------------------------------------------------------ */
 
@@ -430,6 +490,8 @@ int main(int argc, char **argv)
     part_a(30, fallback && wrank % 2 == 1);
     watchdog_arm(600, "shm_test part B (%ld cycles)", cycles);
     part_b(cycles);
+    watchdog_arm(240, "shm_test part D");
+    part_d(cycles < 400 ? (int) cycles : 400);
     watchdog_disarm();
 
     MPI_Request keep[3];

@@ -74,6 +74,10 @@ OMPI_MODULE_DECLSPEC extern mca_coll_pnbc_component_t mca_coll_pnbc_component;
  *             PNBC_LARGE_SINGLE_COPY(box, max)  ... larger ones up to max
  *                                            through shm in one copy
  *                                            (process_vm_readv)
+ *             PNBC_LARGE_SENDER_WRITES(box)  ... larger ones written by
+ *                                            their sender into the
+ *                                            receiver's buffer in one copy
+ *                                            (process_vm_writev)
  *             PNBC_LARGE_STREAMED(box)       ... larger ones streamed
  *                                            through shm boxes (and folded
  *                                            into reductions from them)
@@ -95,7 +99,7 @@ OMPI_MODULE_DECLSPEC extern mca_coll_pnbc_component_t mca_coll_pnbc_component;
     X(BCAST,                bcast,                INTER, PNBC_LARGE_PML(65536)) \
     X(REDUCE,               reduce,               INTER, PNBC_LARGE_STREAMED(65536)) \
     X(ALLREDUCE,            allreduce,            INTER, PNBC_LARGE_PML(65536)) \
-    X(GATHER,               gather,               INTER, PNBC_LARGE_PML(32768)) \
+    X(GATHER,               gather,               INTER, PNBC_LARGE_SENDER_WRITES(32768)) \
     X(GATHERV,              gatherv,              INTER, PNBC_LARGE_PML(16384)) \
     X(SCATTER,              scatter,              INTER, PNBC_LARGE_PML(16384)) \
     X(SCATTERV,             scatterv,             INTER, PNBC_LARGE_PML(16384)) \
@@ -114,10 +118,12 @@ OMPI_MODULE_DECLSPEC extern mca_coll_pnbc_component_t mca_coll_pnbc_component;
     X(NEIGHBOR_ALLTOALLV,   neighbor_alltoallv,   INTRA, PNBC_LARGE_PML(16384)) \
     X(NEIGHBOR_ALLTOALLW,   neighbor_alltoallw,   INTRA, PNBC_LARGE_PML(16384))
 
-/* pnbc_large_msgs_t initialisers (fields: box_max, shm_max, single_copy) */
-#define PNBC_LARGE_PML(box) { box, 0, false }
-#define PNBC_LARGE_SINGLE_COPY(box, max) { box, max, true }
-#define PNBC_LARGE_STREAMED(box) { box, SIZE_MAX, false }
+/* pnbc_large_msgs_t initialisers (fields: box_max, shm_max, single_copy,
+ * sender_writes) */
+#define PNBC_LARGE_PML(box) { box, 0, false, false }
+#define PNBC_LARGE_SINGLE_COPY(box, max) { box, max, true, false }
+#define PNBC_LARGE_SENDER_WRITES(box) { box, SIZE_MAX, false, true }
+#define PNBC_LARGE_STREAMED(box) { box, SIZE_MAX, false, false }
 
 typedef enum {
 #define PNBC_COLL_ENUM(ID, name, groups, large) PNBC_##ID,

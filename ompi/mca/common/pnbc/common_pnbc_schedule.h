@@ -173,6 +173,11 @@ typedef struct pnbc_large_msgs_t {
     bool single_copy;   /* offered for process_vm_readv, else streamed
                            through boxes (and folded into a reduction
                            straight from them where the schedule allows) */
+    bool sender_writes; /* ... or written by the sender straight into the
+                           receiver's buffer (process_vm_writev), once the
+                           receiver has started: its receives then cost it
+                           no copy (a gather root's; receives that fold
+                           into a reduction must not ask for it) */
 } pnbc_large_msgs_t;
 
 typedef struct pnbc_schedule_t {

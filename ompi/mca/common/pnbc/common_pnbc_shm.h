@@ -37,6 +37,9 @@ BEGIN_C_DECLS
                                    prefetcher moves them as a pair */
 #define SHM_TRUNCATED   UINT64_MAX  /* len: the message did not fit */
 #define SHM_OFFER       (UINT64_MAX - 1)  /* len: the box holds a shm_offer_t */
+#define SHM_WRITTEN     (UINT64_MAX - 2)  /* len: the sender wrote the whole
+                                             message into the receiver's
+                                             buffer (see pnbc_shm_send_write) */
 #define SHM_DEEP        8       /* boxes per slot for one-box messages */
 #define SHM_STREAM_DEPTH 4      /* boxes per slot of a streamed message */
 #define SHM_RETAG_PIECES 4      /* a retagged schedule's message of at least
@@ -75,6 +78,12 @@ typedef struct shm_entry_t {
     uint64_t offer;         /* the receiver asks for single copy (see
                                slot_shape()): the sender offers its buffer
                                whenever it lies in one piece */
+    /* The receiver invites the sender to write the message into its
+     * buffer (pnbc_large_msgs_t.sender_writes): where (0: no invitation),
+     * in which process and PID namespace. */
+    uint64_t invite_addr;
+    uint64_t invite_pid;
+    uint64_t invite_ns;
 } shm_entry_t;
 
 /* A slot: the receiver's counter, then `depth` boxes; fragment q goes
@@ -87,7 +96,10 @@ typedef struct shm_slot_t {
      * carried before it -- the sender numbers this start's from base + 1. */
     volatile uint64_t armed;
     volatile uint64_t base;
-    char pad[SHM_LINE - 4 * sizeof(uint64_t)];
+    /* Invited slots: the receiver's post count, stored at each post (its
+     * buffer is the message's from then on). */
+    volatile uint64_t invited;
+    char pad[SHM_LINE - 5 * sizeof(uint64_t)];
 } shm_slot_t;
 
 static inline uint64_t shm_armed_key(uint32_t cid, int32_t tag)
@@ -176,6 +188,10 @@ typedef struct shm_action_t {
     bool unpaired;          /* sender, retagged: the slot is not yet known
                                to be armed for this start */
     bool fallback;          /* the receiver has no block: pml, see below */
+    bool invited;           /* the receiver invites the sender to write
+                               (see pnbc_shm_send_write) */
+    uint64_t posts;         /* posts of this action (both sides count) */
+    uint64_t invite_addr, invite_pid, invite_ns;  /* sender: from the entry */
     uint64_t gen;           /* sender: the block's incarnation at attach */
     const shm_header_t *hdr;    /* sender: that block */
     pnbc_channel_t ch;      /* test() has none: kept for the sender's
@@ -208,6 +224,9 @@ typedef struct shm_shape_t {
     size_t frag;            /* bytes per box */
     size_t depth;           /* boxes, a power of two */
     bool offer;             /* ask the sender for single copy */
+    bool invite;            /* invite the sender to write (then the boxes
+                               carry only the news, or the message if the
+                               sender cannot write) */
 } shm_shape_t;
 
 /* The receiver's choice of boxes for a message of `bytes` (the sender
@@ -242,6 +261,10 @@ static inline size_t shm_box_max(const pnbc_channel_t *ch)
 static inline shm_shape_t slot_shape(const shm_action_t *t, int pressure)
 {
     const size_t bytes = t->bytes;
+    if (t->ch.large.sender_writes && !t->ch.retag && NULL != t->flat &&
+        bytes > shm_box_max(&t->ch) && mca_common_pnbc_params.shm_single_copy) {
+        return (shm_shape_t) { SHM_PRESSED_MIN, 2, false, true };
+    }
     if (pressure > 0 && bytes > SHM_PRESSED_MIN && !t->ch.retag) {
         if (bytes > SHM_OFFER_MIN && mca_common_pnbc_params.shm_single_copy) {
             return (shm_shape_t) { SHM_FRAG_MIN, 2, true };
@@ -396,6 +419,8 @@ pnbc_bell_t *pnbc_shm_bell(pnbc_action_t *a);
 
 /* common_pnbc_shm_copy.c: single copy and folding. */
 bool pnbc_shm_send_offer(shm_action_t *t);
+bool pnbc_shm_send_write(shm_action_t *t);
+uint64_t pnbc_shm_pid_namespace(void);
 bool pnbc_shm_send_offer_answered(shm_action_t *t);
 bool pnbc_shm_recv_take_offer(shm_action_t *t, shm_box_t *box, uint64_t q);
 void pnbc_shm_recv_fold(shm_action_t *t, const char *data, uint64_t len);

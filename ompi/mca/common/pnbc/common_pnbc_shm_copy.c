@@ -21,7 +21,7 @@
  * unknown).  A pid names the sender only to a receiver in the same
  * namespace: in another one (containers sharing /dev/shm) it could name
  * an unrelated process, so such offers are refused. */
-static uint64_t pid_namespace(void)
+uint64_t pnbc_shm_pid_namespace(void)
 {
     static uint64_t ns = UINT64_MAX;
     if (UINT64_MAX == ns) {
@@ -42,7 +42,7 @@ bool pnbc_shm_send_offer(shm_action_t *t)
     shm_box_t *box = box_of(t, q);
     shm_offer_t *o = (shm_offer_t *) box->data;
     o->pid = (uint64_t) getpid();
-    o->pid_ns = pid_namespace();
+    o->pid_ns = pnbc_shm_pid_namespace();
     o->addr = (uint64_t) (uintptr_t) t->flat;
     o->bytes = t->bytes;
     box->len = SHM_OFFER;
@@ -77,6 +77,38 @@ bool pnbc_shm_send_offer_answered(shm_action_t *t)
     if (t->slot->refused) {
         t->offer = false;
     }
+    return true;
+}
+
+/* Sender, invited (pnbc_large_msgs_t.sender_writes): the receiver has
+ * posted this start (its slot's `invited` says so, see send_progress), so
+ * its buffer is the message's: write the message there and tell it in
+ * the next box.  False if the kernel refuses the write (seccomp, ptrace
+ * scope) or the box is not free yet; after a refusal t->invited is
+ * cleared and the message streams through the boxes, as will all later
+ * ones of this action. */
+bool pnbc_shm_send_write(shm_action_t *t)
+{
+    const uint64_t q = t->q + 1;
+    if (!send_box_free(t, q)) {
+        return false;
+    }
+    for (uint64_t put = 0; put < t->bytes;) {
+        struct iovec mine = { t->flat + put, t->bytes - put };
+        struct iovec theirs = { (void *) (uintptr_t) (t->invite_addr + put), t->bytes - put };
+        ssize_t n = process_vm_writev((pid_t) t->invite_pid, &mine, 1, &theirs, 1, 0);
+        if (n <= 0) {
+            t->invited = false;
+            return false;
+        }
+        put += (uint64_t) n;
+    }
+    shm_box_t *box = box_of(t, q);
+    box->len = SHM_WRITTEN;
+    box->last = 1;
+    __atomic_store_n(&box->full, q, __ATOMIC_RELEASE);
+    shm_ring(t);
+    t->q = q;
     return true;
 }
 
@@ -173,7 +205,7 @@ bool pnbc_shm_recv_take_offer(shm_action_t *t, shm_box_t *box, uint64_t q)
         bytes = 0;
     }
     const bool read = mca_common_pnbc_params.shm_single_copy && !t->slot->refused &&
-                      0 != o.pid_ns && pid_namespace() == o.pid_ns &&
+                      0 != o.pid_ns && pnbc_shm_pid_namespace() == o.pid_ns &&
                       (NULL != t->fold ? recv_read_fold(t, &o, bytes)
                        : NULL != t->flat  ? read_peer(o.pid, o.addr, t->flat, bytes)
                                           : recv_read_packed(t, &o, bytes, box->data));

@@ -249,6 +249,12 @@ static void block_fill(shm_region_t *r, size_t table_end, int pressure)
         table[k].depth = shape.depth;
         table[k].frag = shape.frag;
         table[k].offer = shape.offer;
+        t->invited = shape.invite;
+        if (shape.invite) {
+            table[k].invite_addr = (uint64_t) (uintptr_t) t->flat;
+            table[k].invite_pid = (uint64_t) getpid();
+            table[k].invite_ns = pnbc_shm_pid_namespace();
+        }
         slot_attach(t, (char *) r->base + offset, shape.frag, shape.depth);
         pnbc_shm_bell_bind(a, t);
         if (r->reused) {    /* the counters and box headers start at zero */

@@ -31,6 +31,15 @@ static bool send_find_slot(const pnbc_action_t *a, shm_action_t *t)
             slot_attach(t, (char *) r->base + e->offset, e->frag, e->depth);
             t->capacity = e->capacity;
             t->offer_asked = (0 != e->offer);
+            /* an invitation to write into the receiver's buffer: taken
+             * for a message in one piece of the size it expects, between
+             * processes of one PID namespace */
+            t->invite_addr = e->invite_addr;
+            t->invite_pid = e->invite_pid;
+            t->invite_ns = e->invite_ns;
+            t->invited = 0 != e->invite_addr && NULL != t->flat && t->bytes == e->capacity &&
+                         0 != e->invite_ns && pnbc_shm_pid_namespace() == e->invite_ns &&
+                         mca_common_pnbc_params.shm_single_copy;
             t->gen = h->gen;
             t->hdr = h;
             pnbc_shm_bell_bind(a, t);
@@ -209,6 +218,19 @@ static void send_progress(pnbc_action_t *a, shm_action_t *t)
                                    : OPAL_UNLIKELY(NULL == t->slot) && !send_attach(a, t)) {
         return;
     }
+    if (t->invited) {
+        /* wait until the receiver has posted this start, then write */
+        if (__atomic_load_n(&t->slot->invited, __ATOMIC_ACQUIRE) != t->posts) {
+            return;
+        }
+        if (pnbc_shm_send_write(t)) {
+            t->done = true;
+            return;
+        }
+        if (t->invited) {
+            return;                         /* the box is not free yet */
+        }
+    }
     if (t->offered) {
         if (!pnbc_shm_send_offer_answered(t)) {
             return;
@@ -234,6 +256,15 @@ static void recv_progress(shm_action_t *t)
             return;
         }
         const uint64_t len = box->len;
+        if (SHM_WRITTEN == len && 0 == t->moved) {
+            /* the sender wrote the message into our buffer */
+            t->moved = t->bytes;
+            __atomic_store_n(&t->slot->consumed, q, __ATOMIC_RELEASE);
+            shm_ring(t);
+            t->q = q;
+            t->done = true;
+            return;
+        }
         if (SHM_OFFER == len && 0 == t->moved) {
             if (pnbc_shm_recv_take_offer(t, box, q)) {
                 t->done = true;
@@ -273,6 +304,7 @@ int pnbc_shm_post(pnbc_action_t *a, const pnbc_channel_t *ch)
     t->moved = 0;
     t->err = MPI_SUCCESS;
     t->done = false;
+    t->posts++;
     a->inflight = true;
     if (OPAL_UNLIKELY(t->fallback)) {
         int rc = fallback_post(a, t);
@@ -282,6 +314,11 @@ int pnbc_shm_post(pnbc_action_t *a, const pnbc_channel_t *ch)
     if (PNBC_ACT_SEND == a->kind) {
         send_progress(a, t);
     } else {
+        if (t->invited) {
+            /* our buffer is the message's from now on: invite the sender */
+            __atomic_store_n(&t->slot->invited, t->posts, __ATOMIC_RELEASE);
+            shm_ring(t);
+        }
         recv_progress(t);
     }
     return OMPI_SUCCESS;

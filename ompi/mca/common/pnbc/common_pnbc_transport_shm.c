@@ -71,6 +71,21 @@
  * flag first, and the sender streams the message through the boxes
  * instead -- this one and, as the flag stays, all later ones.
  *
+ * Sender writes.  Where the collective asks for it
+ * (pnbc_large_msgs_t.sender_writes: a gather root, whose receives would
+ * otherwise all be copied by the root, one after the other), a receiver
+ * whose buffer lies in one piece invites the sender instead: its slot's
+ * entry holds {address, pid, PID namespace}, and at each post it stores
+ * its post count in the slot's `invited`, as its buffer is the message's
+ * from then on.  The sender waits until `invited` equals its own post
+ * count, writes the message there with process_vm_writev, then fills
+ * its next box with SHM_WRITTEN (no data), which completes both sides.
+ * The senders of one root write at once.  A sender that cannot write
+ * (its data not in one piece or of another size, another PID namespace,
+ * coll_pnbc_shm_single_copy 0 on its side, the kernel refusing) streams
+ * through the slot's two small boxes instead.  Retagged schedules keep
+ * these messages on the PML.
+ *
  * Agreement.  Both sides must pick this transport for the same messages,
  * from what each knows alone: same node and same job, intracommunicator,
  * not self, the message's BYTES <= coll_pnbc_shm_max_bytes and, above
@@ -177,7 +192,10 @@ static bool shm_bind(pnbc_action_t *a, const pnbc_channel_t *ch)
     if (max_bytes < 0 || ch->sizes_may_differ || bytes > (size_t) max_bytes ||
         (ch->retag && bytes < (size_t) mca_common_pnbc_params.shm_retag_min_bytes) ||
         !pnbc_shm_peer_ok(a, ch) ||
-        (bytes > shm_box_max(ch) && bytes > ch->large.shm_max)) {
+        (bytes > shm_box_max(ch) && bytes > ch->large.shm_max) ||
+        /* a retagged schedule's receiver cannot invite a sender to write
+         * (slot_shape()): its messages above a box keep the PML */
+        (bytes > shm_box_max(ch) && ch->large.sender_writes && ch->retag)) {
         return false;
     }
     /* From here on the action is ours whatever happens: the peer takes
