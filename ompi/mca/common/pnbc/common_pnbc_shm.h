@@ -263,7 +263,10 @@ static inline shm_shape_t slot_shape(const shm_action_t *t, int pressure)
     const size_t bytes = t->bytes;
     if (t->ch.large.sender_writes && !t->ch.retag && NULL != t->flat &&
         bytes > shm_box_max(&t->ch) && mca_common_pnbc_params.shm_single_copy) {
-        return (shm_shape_t) { SHM_PRESSED_MIN, 2, false, true };
+        /* the boxes carry the news -- or the message, from a sender that
+         * cannot write (the kernel may refuse process_vm_writev) */
+        return (shm_shape_t) { (0 == pressure) ? shm_box_max(&t->ch) : SHM_PRESSED_MIN, 2, false,
+                               true };
     }
     if (pressure > 0 && bytes > SHM_PRESSED_MIN && !t->ch.retag) {
         if (bytes > SHM_OFFER_MIN && mca_common_pnbc_params.shm_single_copy) {

@@ -83,7 +83,8 @@
  * The senders of one root write at once.  A sender that cannot write
  * (its data not in one piece or of another size, another PID namespace,
  * coll_pnbc_shm_single_copy 0 on its side, the kernel refusing) streams
- * through the slot's two small boxes instead.  Retagged schedules keep
+ * through the slot's two boxes (of the collective's box size, 4 KiB
+ * under pool pressure) instead.  Retagged schedules keep
  * these messages on the PML.
  *
  * Agreement.  Both sides must pick this transport for the same messages,
