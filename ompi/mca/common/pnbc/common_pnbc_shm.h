@@ -191,7 +191,7 @@ typedef struct shm_action_t {
     bool invited;           /* the receiver invites the sender to write
                                (see pnbc_shm_send_write) */
     uint64_t posts;         /* posts of this action (both sides count) */
-    uint64_t invite_addr, invite_pid, invite_ns;  /* sender: from the entry */
+    uint64_t invite_addr, invite_pid;   /* sender: where to write (the entry's) */
     uint64_t gen;           /* sender: the block's incarnation at attach */
     const shm_header_t *hdr;    /* sender: that block */
     pnbc_channel_t ch;      /* test() has none: kept for the sender's

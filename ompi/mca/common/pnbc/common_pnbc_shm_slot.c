@@ -36,7 +36,6 @@ static bool send_find_slot(const pnbc_action_t *a, shm_action_t *t)
              * processes of one PID namespace */
             t->invite_addr = e->invite_addr;
             t->invite_pid = e->invite_pid;
-            t->invite_ns = e->invite_ns;
             t->invited = 0 != e->invite_addr && NULL != t->flat && t->bytes == e->capacity &&
                          0 != e->invite_ns && pnbc_shm_pid_namespace() == e->invite_ns &&
                          mca_common_pnbc_params.shm_single_copy;
