@@ -261,7 +261,7 @@ static inline size_t shm_box_max(const pnbc_channel_t *ch)
 static inline shm_shape_t slot_shape(const shm_action_t *t, int pressure)
 {
     const size_t bytes = t->bytes;
-    if (t->ch.large.sender_writes && !t->ch.retag && NULL != t->flat &&
+    if (t->ch.large.sender_writes && NULL != t->flat &&
         bytes > shm_box_max(&t->ch) && mca_common_pnbc_params.shm_single_copy) {
         /* the boxes carry the news -- or the message, from a sender that
          * cannot write (the kernel may refuse process_vm_writev) */

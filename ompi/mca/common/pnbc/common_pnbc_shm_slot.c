@@ -218,8 +218,9 @@ static void send_progress(pnbc_action_t *a, shm_action_t *t)
         return;
     }
     if (t->invited) {
-        /* wait until the receiver has posted this start, then write */
-        if (__atomic_load_n(&t->slot->invited, __ATOMIC_ACQUIRE) != t->posts) {
+        /* wait until the receiver has posted this start (a retagged
+         * slot is armed for this call once paired), then write */
+        if (!t->ch.retag && __atomic_load_n(&t->slot->invited, __ATOMIC_ACQUIRE) != t->posts) {
             return;
         }
         if (pnbc_shm_send_write(t)) {

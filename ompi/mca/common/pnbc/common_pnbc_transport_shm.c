@@ -84,8 +84,10 @@
  * (its data not in one piece or of another size, another PID namespace,
  * coll_pnbc_shm_single_copy 0 on its side, the kernel refusing) streams
  * through the slot's two boxes (of the collective's box size, 4 KiB
- * under pool pressure) instead.  Retagged schedules keep
- * these messages on the PML.
+ * under pool pressure) instead.  In a retagged schedule the sender
+ * writes once it has paired with the slot for this call (the slot is
+ * armed for the call: the receiver has posted it), whatever the two
+ * sides' post counts.
  *
  * Agreement.  Both sides must pick this transport for the same messages,
  * from what each knows alone: same node and same job, intracommunicator,
@@ -193,10 +195,7 @@ static bool shm_bind(pnbc_action_t *a, const pnbc_channel_t *ch)
     if (max_bytes < 0 || ch->sizes_may_differ || bytes > (size_t) max_bytes ||
         (ch->retag && bytes < (size_t) mca_common_pnbc_params.shm_retag_min_bytes) ||
         !pnbc_shm_peer_ok(a, ch) ||
-        (bytes > shm_box_max(ch) && bytes > ch->large.shm_max) ||
-        /* a retagged schedule's receiver cannot invite a sender to write
-         * (slot_shape()): its messages above a box keep the PML */
-        (bytes > shm_box_max(ch) && ch->large.sender_writes && ch->retag)) {
+        (bytes > shm_box_max(ch) && bytes > ch->large.shm_max)) {
         return false;
     }
     /* From here on the action is ours whatever happens: the peer takes
