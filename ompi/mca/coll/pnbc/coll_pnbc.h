@@ -100,7 +100,7 @@ OMPI_MODULE_DECLSPEC extern mca_coll_pnbc_component_t mca_coll_pnbc_component;
     X(REDUCE,               reduce,               INTER, PNBC_LARGE_STREAMED(65536)) \
     X(ALLREDUCE,            allreduce,            INTER, PNBC_LARGE_PML(65536)) \
     X(GATHER,               gather,               INTER, PNBC_LARGE_SENDER_WRITES(32768)) \
-    X(GATHERV,              gatherv,              INTER, PNBC_LARGE_PML(16384)) \
+    X(GATHERV,              gatherv,              INTER, PNBC_LARGE_SENDER_WRITES(32768)) \
     X(SCATTER,              scatter,              INTER, PNBC_LARGE_PML(16384)) \
     X(SCATTERV,             scatterv,             INTER, PNBC_LARGE_PML(16384)) \
     X(ALLGATHER,            allgather,            INTER, PNBC_LARGE_SINGLE_COPY(16384, 65536)) \
