@@ -43,11 +43,14 @@
 #   nbc-shm-nooffer-np3    the same with coll_pnbc_nbc_single_copy_min_bytes
 #                          0: messages of 16 KiB and more stream through the
 #                          slot's pieces instead of being read in one copy
-#   nbc-noncomm-np2..3, nbc-noncomm-big-np2, nbc-noncomm-nooffer-np3
+#   nbc-noncomm-np2..3, nbc-noncomm-big-np2, nbc-noncomm-nooffer-np3,
+#   nbc-noncomm-os0-np3, nbc-noncomm-os1-np2
 #                          ireduce/iallreduce with a non-commutative user op
 #                          (2x2 matrix products) of 64 KiB and 320 KiB:
 #                          offered messages folded where the result lands
-#                          keep MPI's order; with the offer off as well
+#                          keep MPI's order; with the offer off as well; and
+#                          with coll_pnbc_oversubscribed 0 / 1 (iallreduce
+#                          offers at 3 ranks on 2 CPUs / streams at 2)
 #   nbc-alloc-np2          nbc_alloc with the alloc_counter preload library:
 #                          no heap call from "pnbc" objects per call + wait
 #                          after the first call
@@ -94,6 +97,10 @@ run_case nbc-noncomm-big-np2 "$MPIRUN" $(mpiargs 2) "$(bin nbc_noncomm)" 20000
 # shellcheck disable=SC2046
 run_case nbc-noncomm-nooffer-np3 "$MPIRUN" $(mpiargs 3) \
     --mca coll_pnbc_nbc_single_copy_min_bytes 0 "$(bin nbc_noncomm)"
+# shellcheck disable=SC2046
+run_case nbc-noncomm-os0-np3 "$MPIRUN" $(mpiargs 3) --mca coll_pnbc_oversubscribed 0 "$(bin nbc_noncomm)"
+# shellcheck disable=SC2046
+run_case nbc-noncomm-os1-np2 "$MPIRUN" $(mpiargs 2) --mca coll_pnbc_oversubscribed 1 "$(bin nbc_noncomm)"
 # shellcheck disable=SC2046
 run_case nbc-mbox2-np3 "$MPIRUN" $(mpiargs 3) --mca coll_pnbc_nbc_mailbox_cells 2 "$(bin nbc_test)" 20
 # nbc_expect NAME PATTERN COMMAND...: the command passes and its verbose

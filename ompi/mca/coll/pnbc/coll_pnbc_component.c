@@ -114,6 +114,13 @@ static int pnbc_register(void)
         "the next (0: never; docs/nbc.md)",
         MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_5,
         MCA_BASE_VAR_SCOPE_ALL, &e->nbc_single_copy_min_bytes);
+    (void) mca_base_component_var_register(&c->super.collm_version, "oversubscribed",
+        "Whether this node runs more of the job's processes than it has CPUs, where two "
+        "processes that must meet often wait for the other to be scheduled: nonblocking "
+        "allreduce then streams its on-node messages instead of reading them in one copy "
+        "(-1 = find out: local processes > online CPUs, 0 = no, 1 = yes; docs/nbc.md)",
+        MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_5,
+        MCA_BASE_VAR_SCOPE_ALL, &e->oversubscribed);
     (void) mca_base_component_var_register(&c->super.collm_version, "progress_park_min",
         "From this many active pnbc requests on, a request whose in-flight messages all "
         "wait on one peer's shared-memory bell (or on the PML) is polled only after that "

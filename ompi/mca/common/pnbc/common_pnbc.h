@@ -63,6 +63,9 @@ typedef struct pnbc_engine_params_t {
                                        for single copy from this size on
                                        (coll_pnbc_nbc_single_copy_min_bytes;
                                        0: never) */
+    int oversubscribed;         /* more of the job's processes on the node
+                                   than CPUs: -1 find out, 0 no, 1 yes
+                                   (coll_pnbc_oversubscribed) */
     int progress_park_min;      /* from this many active requests on,
                                    those waiting on a bell are parked
                                    (coll_pnbc_progress_park_min; 0:

@@ -35,6 +35,7 @@ pnbc_engine_params_t mca_common_pnbc_params = {
     .shm_retag_min_bytes = 8193,
     .nbc_mailbox_cells = 16,
     .nbc_single_copy_min_bytes = 16384,
+    .oversubscribed = -1,
     .progress_park_min = 16,
 };
 

@@ -178,6 +178,12 @@ typedef struct pnbc_large_msgs_t {
                            receiver has started: its receives then cost it
                            no copy (a gather root's; receives that fold
                            into a reduction must not ask for it) */
+    bool chained;       /* a rank's sends wait for its receives round after
+                           round (allreduce): on an oversubscribed node a
+                           retagged schedule streams its messages rather
+                           than have them read in one copy, which makes the
+                           two processes meet on every hop
+                           (pnbc_shm_oversubscribed()) */
 } pnbc_large_msgs_t;
 
 typedef struct pnbc_schedule_t {

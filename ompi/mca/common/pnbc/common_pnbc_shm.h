@@ -258,6 +258,10 @@ static inline size_t shm_box_max(const pnbc_channel_t *ch)
     return (box < SHM_FRAG_MIN) ? SHM_FRAG_MIN : box;
 }
 
+/* Does this node run more of the job's processes than it has CPUs
+ * (coll_pnbc_oversubscribed)? */
+bool pnbc_shm_oversubscribed(void);
+
 static inline shm_shape_t slot_shape(const shm_action_t *t, int pressure)
 {
     const size_t bytes = t->bytes;
@@ -290,7 +294,8 @@ static inline shm_shape_t slot_shape(const shm_action_t *t, int pressure)
              * below SHM_PRESSED_MIN: the offer itself fills the first box. */
             const int offer_min = mca_common_pnbc_params.nbc_single_copy_min_bytes;
             const bool offer = offer_min > 0 && bytes >= (size_t) offer_min &&
-                               bytes >= SHM_PRESSED_MIN && mca_common_pnbc_params.shm_single_copy;
+                               bytes >= SHM_PRESSED_MIN && mca_common_pnbc_params.shm_single_copy &&
+                               (!t->ch.large.chained || !pnbc_shm_oversubscribed());
             return (bytes >= SHM_RETAG_PIECES * SHM_PRESSED_MIN)
                        ? (shm_shape_t) { (piece + SHM_LINE - 1) & ~(size_t) (SHM_LINE - 1),
                                          SHM_RETAG_PIECES, offer }

@@ -31,6 +31,28 @@ uint64_t pnbc_shm_pid_namespace(void)
     return ns;
 }
 
+/* Do the job's processes on this node outnumber its CPUs?  Then two
+ * processes that must meet (an offer is read only while its sender
+ * waits) often wait for the other to be scheduled: a collective whose
+ * nonblocking calls chain such meetings round after round streams its
+ * messages instead (pnbc_large_msgs_t.retag_offer_oversubscribed).
+ * coll_pnbc_oversubscribed: -1 finds out, 0 no, 1 yes. */
+bool pnbc_shm_oversubscribed(void)
+{
+    static int found = -1;      /* computed once (a race computes the same
+                                   value twice) */
+    const int forced = mca_common_pnbc_params.oversubscribed;
+    if (forced >= 0) {
+        return 0 != forced;
+    }
+    if (found < 0) {
+        const long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+        const long procs = 1 + (long) opal_process_info.num_local_peers;
+        found = (cpus > 0 && procs > cpus) ? 1 : 0;
+    }
+    return 0 != found;
+}
+
 /* Sender, single copy: describe our buffer in the message's first box;
  * the receiver copies straight out of it (process_vm_readv). */
 bool pnbc_shm_send_offer(shm_action_t *t)
