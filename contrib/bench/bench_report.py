@@ -16,11 +16,15 @@ Only the Python standard library is used; the plot needs gnuplot or matplotlib.
 import csv
 import math
 import os
-import re
 import shutil
 import statistics
-import subprocess
 import sys
+
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+sys.path.insert(0, os.path.dirname(os.path.realpath(__file__)))
+from report_common import (fmt_us, fnum, gnuplot_begin, gnuplot_finish,  # noqa: E402
+                           gp_quote, parse_args, summarize_errors, verify_failures)
+from report_common import fmt_size as fmt_size_common  # noqa: E402
 
 COLL_ORDER = ["barrier", "bcast", "reduce", "allreduce", "allgather", "alltoall"]
 IMPL_ORDER = ["pnbc", "pnbc-standin", "libnbc", "tuned", "mpich"]
@@ -33,33 +37,9 @@ IMPL_DESC = {
 }
 
 
-def fnum(s):
-    try:
-        v = float(s)
-        return v if math.isfinite(v) else None
-    except (TypeError, ValueError):
-        return None
-
-
 def fmt_size(b):
-    b = int(b)
-    if b == 0:
-        return "-"
-    if b % (1 << 20) == 0:
-        return "%d MiB" % (b >> 20)
-    if b % (1 << 10) == 0:
-        return "%d KiB" % (b >> 10)
-    return "%d B" % b
-
-
-def fmt_us(v):
-    if v is None:
-        return "-"
-    if v >= 100:
-        return "%.0f" % v
-    if v >= 10:
-        return "%.1f" % v
-    return "%.2f" % v
+    """Like report_common.fmt_size, "-" for 0 (barrier)."""
+    return "-" if int(b) == 0 else fmt_size_common(b)
 
 
 def impl_key(i):
@@ -111,27 +91,7 @@ def write_csv(res, path):
 
 def wrong_cells(errors):
     """{(impl, coll, bytes)} whose data check failed (pcoll_bench's VERIFY FAILED lines)."""
-    bad = set()
-    for e in errors:
-        m = re.search(r"VERIFY FAILED: impl=(\S+) coll=(\S+) bytes=(\d+)", e)
-        if m:
-            bad.add((m.group(1), m.group(2), int(m.group(3))))
-    return bad
-
-
-def summarize_errors(errors):
-    """One line per distinct problem, with how often it happened (ranks and
-    rounds repeat the same failure)."""
-    counts, order = {}, []
-    for e in errors:
-        key = re.sub(r" rank=\d+", "", e)
-        key = re.sub(r": round \d+ ", ": ", key)
-        key = re.sub(r", element \d+", "", key)
-        if key not in counts:
-            order.append(key)
-            counts[key] = 0
-        counts[key] += 1
-    return ["%s  (%d times)" % (k, counts[k]) if counts[k] > 1 else k for k in order]
+    return verify_failures(errors, ("impl", "coll", "bytes"))
 
 
 def write_md(res, path, meta, errors):
@@ -154,7 +114,7 @@ def write_md(res, path, meta, errors):
     if errors:
         out.append("> **Data check failures** (the received data was wrong; those numbers are void, "
                    "marked ✗ in the table and left out of the best-peer ratio):\n")
-        for e in summarize_errors(errors):
+        for e in summarize_errors(errors, r", element \d+"):
             out.append(">     " + e)
         out.append("")
     out.append("Implementations:\n")
@@ -233,24 +193,14 @@ def plot_data(res):
     return data
 
 
-def gp_quote(s):
-    return "'" + s.replace("'", "''") + "'"
-
-
 def plot_gnuplot(res, outdir, title):
     data = plot_data(res)
     colls = sorted(data, key=coll_key)
-    ddir = os.path.join(outdir, "plot-data")
-    os.makedirs(ddir, exist_ok=True)
-    terms = subprocess.run(["gnuplot", "-e", "set terminal"], capture_output=True, text=True)
-    term = "pngcairo size 1500,950 font 'sans,10'" if "pngcairo" in (terms.stdout + terms.stderr) \
-        else "png size 1500,950"
-    png = os.path.join(outdir, "latency.png")
     ncols = 3
     nrows = max(1, (len(colls) + ncols - 1) // ncols)
-    lines = ["set terminal %s" % term, "set output %s" % gp_quote(png),
-             "set multiplot layout %d,%d title %s" % (nrows, ncols, gp_quote(title)),
-             "set grid", "set key top left font ',9'", "set ylabel 'median us'"]
+    ddir, png, lines = gnuplot_begin(outdir, "latency.png", "size 1500,950",
+                                     "%d,%d" % (nrows, ncols), title)
+    lines += ["set key top left font ',9'", "set ylabel 'median us'"]
     sizes = sorted({b for c in colls if c != "barrier" for pts in data[c].values() for b, _, _ in pts})
     if sizes:
         xtics = ", ".join("%s %d" % (gp_quote(fmt_size(b)), b) for b in sizes)
@@ -278,11 +228,7 @@ def plot_gnuplot(res, outdir, title):
         lines += ["set logscale xy", "set title %s" % gp_quote(coll),
                   "set xlabel 'bytes per rank-block'", xr, "set xtics (%s)" % xtics,
                   "plot " + ", ".join(plots)]
-    lines.append("unset multiplot")
-    script = os.path.join(ddir, "latency.gp")
-    with open(script, "w") as f:
-        f.write("\n".join(lines) + "\n")
-    subprocess.run(["gnuplot", script], check=True)
+    gnuplot_finish(lines, os.path.join(ddir, "latency.gp"))
     return png
 
 
@@ -327,28 +273,11 @@ def plot_matplotlib(res, outdir, title):
 
 
 def main(argv):
-    args = list(argv[1:])
-    if len(args) < 2:
-        sys.stderr.write(__doc__)
+    parsed = parse_args(argv, __doc__, ("meta", "errors", "plot"))
+    if parsed is None:
         return 2
-    raw, outdir = args[0], args[1]
-    meta, errors, plot = [], [], "auto"
-    k = 2
-    while k < len(args):
-        if args[k] == "--meta" and k + 1 < len(args):
-            meta.append(args[k + 1])
-            k += 2
-        elif args[k] == "--errors" and k + 1 < len(args):
-            if os.path.exists(args[k + 1]):
-                with open(args[k + 1]) as f:
-                    errors = [l.rstrip() for l in f if l.strip()]
-            k += 2
-        elif args[k] == "--plot" and k + 1 < len(args):
-            plot = args[k + 1]
-            k += 2
-        else:
-            sys.stderr.write(__doc__)
-            return 2
+    raw, outdir, opts = parsed
+    meta, errors, plot = opts["meta"], opts["errors"], opts["plot"]
     os.makedirs(outdir, exist_ok=True)
     res = load(raw)
     if not res:

@@ -2,7 +2,8 @@
 # Copyright (c) 2026 The pnbc developers
 # SPDX-License-Identifier: BSD-3-Clause
 #
-# Shared setup for contrib/run-example.sh and contrib/bench/run-bench.sh.
+# Shared setup for contrib/run-example.sh and contrib/bench/run-*.sh, and the
+# benchmark drivers' common steps (the bench_* functions at the end).
 # Source it (bash); it defines functions and variables, runs nothing heavy.
 # shellcheck shell=bash disable=SC2034
 #
@@ -146,4 +147,168 @@ wait_quiet() {
         sleep 1
         waited=$((waited + 1))
     done
+}
+
+# ------------------------------------------------- benchmark driver steps
+# (run-bench.sh, run-part-bench.sh, run-chan-bench.sh)
+
+# Print the usage: the header comment of script $1, up to "set -u".
+bench_usage() {
+    sed -n '2,/^set -u/p' "$1" | sed '$d; s/^# \{0,1\}//'
+}
+
+# Create BUILD_DIR (if unset: a new temporary directory named after $1,
+# removed at exit) and the output directory OUT; exit 1 on failure.
+bench_make_dirs() {
+    if [ -n "${BUILD_DIR:-}" ]; then
+        mkdir -p "$BUILD_DIR" || exit 1
+    else
+        BUILD_DIR=$(mktemp -d "${TMPDIR:-/tmp}/$1.XXXXXX") || exit 1
+        trap 'rm -rf "$BUILD_DIR"' EXIT
+    fi
+    mkdir -p "$OUT" || exit 1
+}
+
+# Build program $1 from source $2 with MPICH's mpicc (extra flags: $3...);
+# fails if MPICH is absent or the build fails (then also status=1).
+bench_build_mpich() {
+    local bin=$1 src=$2
+    shift 2
+    if ! have_mpich; then
+        pnbc_log "note: $MPICC_MPICH / $MPIEXEC_MPICH not found; no MPICH column"
+        return 1
+    fi
+    echo "building $bin with $MPICC_MPICH"
+    if ! "$MPICC_MPICH" -O2 -Wall "$@" -o "$bin" "$src"; then
+        pnbc_log "WARNING: building with $MPICC_MPICH failed; no MPICH column"
+        status=1
+        return 1
+    fi
+}
+
+# Copy the pnbc libraries (libpnbc, the engine) of build tree $1 into directory $2.
+pnbc_snapshot_libs() {
+    mkdir -p "$2" &&
+        cp -P -p "$1"/ompi/mpiext/pnbc/.libs/libpnbc.so* \
+              "$1"/ompi/mca/common/pnbc/.libs/libmca_common_pnbc.so* "$2"/
+}
+
+# Print the short commit of git tree $1, with " + local changes" if it has any.
+pnbc_tree_rev() {
+    local rev
+    rev=$(git -C "$1" rev-parse --short HEAD 2>/dev/null)
+    [ -n "$rev" ] && [ -n "$(git -C "$1" status --porcelain -uno 2>/dev/null)" ] && rev="$rev + local changes"
+    printf '%s\n' "$rev"
+}
+
+# The interleaved runs.  Usage: bench_rounds KIND PROGRESS_FORMAT ITEM...
+# ROUNDS rounds; in each, for each ITEM (a collective, a test group: a KIND),
+# every implementation of IMPLS in turn, the order rotating with the item and
+# the round (none is always first); each run is the command printed by the
+# caller's `impl_cmd IMPL ITEM` (one word a line), run by bench_run.
+# PROGRESS_FORMAT: printf format of the run's number, total (the caller's
+# number of runs), round, item and implementation.  Sets busy_runs, elapsed (s).
+bench_rounds() {
+    local kind=$1 fmt=$2 nimpl=${#IMPLS[@]} n=0 start round i k item impl progress cmd
+    shift 2
+    local items=("$@")
+    start=$(date +%s)
+    busy_runs=0 quiet_left=$QUIET_BUDGET
+    declare -gA DEAD=()
+    for ((round = 1; round <= ROUNDS; round++)); do
+        for i in "${!items[@]}"; do
+            item=${items[$i]}
+            for ((k = 0; k < nimpl; k++)); do
+                impl=${IMPLS[$(((k + i + round) % nimpl))]}
+                n=$((n + 1))
+                mapfile -t cmd < <(impl_cmd "$impl" "$item")
+                # shellcheck disable=SC2059 # the caller's format
+                printf -v progress "$fmt" "$n" "${total:?}" "$round" "$item" "$impl"
+                bench_run "$progress" "$round" "$kind" "$item" "$impl" "${cmd[@]}"
+            done
+        done
+    done
+    rm -f "$OUT/.stderr"
+    elapsed=$(($(date +%s) - start))
+    echo "benchmark runs took ${elapsed}s"
+    if [ "$busy_runs" -gt 0 ]; then
+        pnbc_log "WARNING: $busy_runs of $total runs started while other processes were using the CPUs"
+    fi
+}
+
+# One run of bench_rounds.  Usage: bench_run PROGRESS ROUND KIND ITEM IMPL CMD...
+# Prints PROGRESS and the outcome; skips IMPL if it timed out before; waits up
+# to QUIET_WAIT s (within quiet_left) for idle CPUs; runs CMD under RUN_TIMEOUT;
+# logs to LOG ("### round=ROUND KIND=ITEM impl=IMPL"); records data-check
+# failures, the failure and BENCH_ERR_CONTEXT (default 0) error lines of its
+# stderr in ERR; appends its CSV rows, ROUND first, to RAW; updates busy_runs,
+# quiet_left, status and DEAD.
+bench_run() {
+    local progress=$1 round=$2 kind=$3 item=$4 impl=$5 wmax t_wait t_run out rc
+    shift 5
+    if [ -n "${DEAD[$impl]:-}" ]; then
+        printf '%s skipped (timed out before)\n' "$progress"
+        return
+    fi
+    printf '%s ' "$progress"
+    printf '### round=%s %s=%s impl=%s\n### %s\n' "$round" "$kind" "$item" "$impl" "$*" >>"$LOG"
+    wmax=$QUIET_WAIT
+    [ "$wmax" -gt "$quiet_left" ] && wmax=$quiet_left
+    t_wait=$SECONDS
+    if ! wait_quiet "$wmax"; then
+        busy_runs=$((busy_runs + 1))
+        printf '(busy machine) '
+    fi
+    quiet_left=$((quiet_left - (SECONDS - t_wait)))
+    [ "$quiet_left" -lt 0 ] && quiet_left=0
+    t_run=$(date +%s.%N)
+    out=$(timeout -k 10 "$RUN_TIMEOUT" "$@" 2>"$OUT/.stderr")
+    rc=$?
+    t_run=$(awk -v a="$t_run" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
+    cat "$OUT/.stderr" >>"$LOG"
+    printf '%s\n' "$out" >>"$LOG"
+    grep 'VERIFY FAILED' "$OUT/.stderr" | sort -u >>"$ERR"
+    if [ $rc -ne 0 ]; then
+        echo "run failed (exit $rc$([ $rc -eq 124 ] && echo ', timeout')): round $round $item $impl" >>"$ERR"
+        if [ "${BENCH_ERR_CONTEXT:-0}" -gt 0 ]; then
+            grep -v 'VERIFY FAILED' "$OUT/.stderr" | grep -m "$BENCH_ERR_CONTEXT" -i 'error\|abort\|failed' | \
+                sed 's/^/    /' >>"$ERR"
+        fi
+        echo "FAILED (exit $rc, ${t_run} s)"
+        status=1
+        # a hung implementation would eat the time of every later run
+        [ $rc -eq 124 ] || [ $rc -eq 137 ] && DEAD[$impl]=1
+    else
+        echo "ok ($(printf '%s\n' "$out" | grep -c ,) rows, ${t_run} s)"
+    fi
+    printf '%s\n' "$out" | grep ',' | sed "s/^/$round,/" >>"$RAW"
+}
+
+# The report's line on runs that started on a busy machine (of the caller's $total).
+bench_busy_note() {
+    echo "runs started while other processes kept the CPUs busy: $busy_runs of ${total:?}$([ "$busy_runs" -gt 0 ] && echo ' (numbers less reliable)')"
+}
+
+# Versions of Open MPI (ompi_info) and MPICH (mpiexec.mpich) for the report.
+ompi_version() { "$OMPI_INFO" --version 2>/dev/null | head -n 1; }
+mpich_version() { "$MPIEXEC_MPICH" --version 2>/dev/null | sed -n 's/^ *Version: *//p' | head -n 1; }
+
+# Set PYTHON (default: Debian's python3, where python3-matplotlib installs,
+# before any other); exit 1 if there is none.
+bench_find_python() {
+    PYTHON=${PYTHON:-$(command -v /usr/bin/python3 || command -v python3)}
+    if [ -z "$PYTHON" ]; then
+        pnbc_log "error: python3 is needed for the report (apt-get install python3)"
+        exit 1
+    fi
+}
+
+# Exit with $status, 1 if ERR has problems (shown on stderr).
+bench_exit() {
+    if [ -s "$ERR" ]; then
+        pnbc_log "WARNING: problems recorded in $ERR:"
+        sed 's/^/  /' "$ERR" >&2
+        status=1
+    fi
+    exit "$status"
 }

@@ -20,11 +20,16 @@ Only the Python standard library is used; the plot needs gnuplot.
 import csv
 import math
 import os
-import re
 import shutil
 import statistics
 import subprocess
 import sys
+
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+sys.path.insert(0, os.path.dirname(os.path.realpath(__file__)))
+from report_common import (fmt_size, fmt_us, fnum, gnuplot_begin,  # noqa: E402
+                           gnuplot_finish, parse_args, summarize_errors, verify_failures)
+from report_common import gp_quote as gq  # noqa: E402
 
 IMPLS = ["pnbc", "mpich", "isend"]
 IMPL_DESC = {
@@ -38,33 +43,6 @@ RATIO_MPICH = 0.7
 RATIO_ISEND = 1.0
 EB_TARGET_US = 2.0
 EB_TARGET_CELL = (8, 8 * 8192)
-
-
-def fnum(s):
-    try:
-        v = float(s)
-        return v if math.isfinite(v) else None
-    except (TypeError, ValueError):
-        return None
-
-
-def fmt_size(b):
-    b = int(b)
-    if b % (1 << 20) == 0:
-        return "%d MiB" % (b >> 20)
-    if b % (1 << 10) == 0:
-        return "%d KiB" % (b >> 10)
-    return "%d B" % b
-
-
-def fmt_us(v):
-    if v is None:
-        return "-"
-    if v >= 100:
-        return "%.0f" % v
-    if v >= 10:
-        return "%.1f" % v
-    return "%.2f" % v
 
 
 def load(raw):
@@ -97,25 +75,12 @@ def load(raw):
 
 
 def wrong_from_errors(errors):
-    bad = set()
-    for e in errors:
-        m = re.search(r"VERIFY FAILED: impl=(\S+) test=(\S+) nparts=(\d+) bytes=(\d+)", e)
-        if m:
-            bad.add((m.group(1), m.group(2), int(m.group(3)), int(m.group(4))))
-    return bad
+    """{(impl, test, nparts, bytes)} whose data check failed (part_bench's VERIFY FAILED lines)."""
+    return verify_failures(errors, ("impl", "test", "nparts", "bytes"))
 
 
-def summarize_errors(errors):
-    counts, order = {}, []
-    for e in errors:
-        key = re.sub(r" rank=\d+", "", e)
-        key = re.sub(r": round \d+ ", ": ", key)
-        key = re.sub(r", byte \d+ \(partition \d+\): got 0x[0-9a-f]+, expected 0x[0-9a-f]+", "", key)
-        if key not in counts:
-            order.append(key)
-            counts[key] = 0
-        counts[key] += 1
-    return ["%s  (%d times)" % (k, counts[k]) if counts[k] > 1 else k for k in order]
+# what summarize_errors drops from part_bench's VERIFY FAILED lines
+ERROR_DETAIL = r", byte \d+ \(partition \d+\): got 0x[0-9a-f]+, expected 0x[0-9a-f]+"
 
 
 def write_csv(res, path):
@@ -202,7 +167,7 @@ def write_md(res, path, command, meta, errors):
                    "failed); the ratios are missing.\n")
     if errors:
         out.append("> **Problems** (✗ after a number: its data check failed, the number is void):\n")
-        out += [">     " + e for e in summarize_errors(errors)] + [""]
+        out += [">     " + e for e in summarize_errors(errors, ERROR_DETAIL)] + [""]
     out.append("Implementations:\n")
     out += ["- `%s`: %s" % (i, IMPL_DESC[i]) for i in impls] + [""]
     out.append("Targets (from the issue; reported, not enforced): pnbc ≤ %.1f × mpich and ≤ isend "
@@ -281,19 +246,9 @@ def write_md(res, path, command, meta, errors):
     return met, tried, eb_met, eb_tried, gm_m, gm_i
 
 
-def gq(s):
-    return "'" + s.replace("'", "''") + "'"
-
-
 def plot_gnuplot(res, outdir, title):
-    ddir = os.path.join(outdir, "plot-data")
-    os.makedirs(ddir, exist_ok=True)
-    terms = subprocess.run(["gnuplot", "-e", "set terminal"], capture_output=True, text=True)
-    term = "pngcairo noenhanced size 1400,1000 font 'sans,10'" if "pngcairo" in (terms.stdout + terms.stderr) \
-        else "png noenhanced size 1400,1000"
-    png = os.path.join(outdir, "part.png")
-    lines = ["set terminal %s" % term, "set output %s" % gq(png),
-             "set multiplot layout 2,2 title %s" % gq(title), "set grid", "set key top left"]
+    ddir, png, lines = gnuplot_begin(outdir, "part.png", "noenhanced size 1400,1000", "2,2", title)
+    lines.append("set key top left")
     pp_parts = sorted({k[2] for k in res if k[1] == "pingpong" and k[0] != "isend"})
     sizes = sorted({k[3] for k in res if k[1] == "pingpong"})
     xt = ", ".join("%s %d" % (gq(fmt_size(b)), b) for b in sizes)
@@ -341,41 +296,16 @@ def plot_gnuplot(res, outdir, title):
                   "plot " + ", ".join("%s using %d%s lc %d" % (
                       gq(fn) if n == 0 else "''", n + 2, ":xtic(1)" if n == 0 else "",
                       IMPLS.index(i) + 1) for n, i in enumerate(have))]
-    lines.append("unset multiplot")
-    script = os.path.join(ddir, "part.gp")
-    with open(script, "w") as f:
-        f.write("\n".join(lines) + "\n")
-    subprocess.run(["gnuplot", script], check=True)
+    gnuplot_finish(lines, os.path.join(ddir, "part.gp"))
     return png
 
 
 def main(argv):
-    args = list(argv[1:])
-    if len(args) < 2:
-        sys.stderr.write(__doc__)
+    parsed = parse_args(argv, __doc__, ("meta", "command", "errors", "plot"))
+    if parsed is None:
         return 2
-    raw, outdir = args[0], args[1]
-    meta, errors, plot, command = [], [], "auto", ""
-    k = 2
-    while k < len(args):
-        if k + 1 >= len(args):
-            sys.stderr.write(__doc__)
-            return 2
-        opt, val = args[k], args[k + 1]
-        if opt == "--meta":
-            meta.append(val)
-        elif opt == "--command":
-            command = val
-        elif opt == "--errors":
-            if os.path.exists(val):
-                with open(val) as f:
-                    errors = [ln.rstrip() for ln in f if ln.strip()]
-        elif opt == "--plot":
-            plot = val
-        else:
-            sys.stderr.write(__doc__)
-            return 2
-        k += 2
+    raw, outdir, opts = parsed
+    meta, errors, plot, command = opts["meta"], opts["errors"], opts["plot"], opts["command"]
     os.makedirs(outdir, exist_ok=True)
     res = load(raw)
     if not res:

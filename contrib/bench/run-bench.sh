@@ -82,7 +82,7 @@ while [ $# -gt 0 ]; do
         --timeout) RUN_TIMEOUT=$2; shift ;;
         --quiet-wait) QUIET_WAIT=$2; shift ;;
         --quiet-budget) QUIET_BUDGET=$2; shift ;;
-        -h|--help) sed -n '2,/^set -u/p' "${BASH_SOURCE[0]}" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
+        -h|--help) bench_usage "${BASH_SOURCE[0]}"; exit 0 ;;
         *) pnbc_log "unknown option: $1 (try --help)"; exit 2 ;;
     esac
     shift
@@ -95,13 +95,7 @@ else
     WARM_MS=5
 fi
 
-if [ -n "${BUILD_DIR:-}" ]; then
-    mkdir -p "$BUILD_DIR" || exit 1
-else
-    BUILD_DIR=$(mktemp -d "${TMPDIR:-/tmp}/pnbc-contrib.XXXXXX") || exit 1
-    trap 'rm -rf "$BUILD_DIR"' EXIT
-fi
-mkdir -p "$OUT" || exit 1
+bench_make_dirs pnbc-contrib
 RAW="$OUT/raw.csv"
 LOG="$OUT/bench.log"
 ERR="$OUT/errors.log"
@@ -117,17 +111,7 @@ if ! "$MPICC" -O2 -Wall -o "$BENCH_OMPI" "$HERE/pcoll_bench.c"; then
     exit 1
 fi
 HAVE_MPICH=0
-if have_mpich; then
-    echo "building $BENCH_MPICH with $MPICC_MPICH"
-    if "$MPICC_MPICH" -O2 -Wall -o "$BENCH_MPICH" "$HERE/pcoll_bench.c"; then
-        HAVE_MPICH=1
-    else
-        pnbc_log "WARNING: building with $MPICC_MPICH failed; no MPICH column"
-        status=1
-    fi
-else
-    pnbc_log "note: $MPICC_MPICH / $MPIEXEC_MPICH not found; no MPICH column"
-fi
+bench_build_mpich "$BENCH_MPICH" "$HERE/pcoll_bench.c" && HAVE_MPICH=1
 
 # ------------------------------------------------------- implementations
 pnbc_setup_component_path
@@ -164,10 +148,10 @@ if [ ${#IMPLS[@]} -eq 0 ]; then
     exit 1
 fi
 
-# Print the command for one implementation (one word per line).
+# Print the command for one implementation and collective (one word per line).
 impl_cmd() {
     local impl=$1
-    local common=(-b "$BATCHES" -T "$BATCH_MS" -w "$WARM_MS" -p "$PROBES" -s "$SIZES")
+    local common=(-b "$BATCHES" -T "$BATCH_MS" -w "$WARM_MS" -p "$PROBES" -s "$SIZES" -c "$2")
     case "$impl" in
         pnbc|pnbc-standin)
             printf '%s\n' "$MPIRUN" -np "$NP" "${OMPI_NP_ARGS[@]}" --mca coll "$PNBC_IMPL_COLLS" \
@@ -208,85 +192,21 @@ IFS=, read -r -a COLL_LIST <<<"$COLLS"
 nimpl=${#IMPLS[@]}
 total=$((ROUNDS * ${#COLL_LIST[@]} * nimpl))
 echo "implementations: ${IMPLS[*]}; np=$NP; rounds=$ROUNDS; colls=$COLLS; sizes=$SIZES; $total runs"
-start=$(date +%s)
-n=0
-busy_runs=0
-quiet_left=$QUIET_BUDGET
-declare -A DEAD=()
-for ((round = 1; round <= ROUNDS; round++)); do
-    for ci in "${!COLL_LIST[@]}"; do
-        coll=${COLL_LIST[$ci]}
-        for ((k = 0; k < nimpl; k++)); do
-            impl=${IMPLS[$(((k + ci + round) % nimpl))]}
-            n=$((n + 1))
-            if [ -n "${DEAD[$impl]:-}" ]; then
-                printf '[%3d/%d] round %d %-9s %-12s skipped (timed out before)\n' \
-                    "$n" "$total" "$round" "$coll" "$impl"
-                continue
-            fi
-            mapfile -t cmd < <(impl_cmd "$impl")
-            printf '[%3d/%d] round %d %-9s %-12s ' "$n" "$total" "$round" "$coll" "$impl"
-            {
-                echo "### round=$round coll=$coll impl=$impl"
-                echo "### ${cmd[*]} -c $coll"
-            } >>"$LOG"
-            wmax=$QUIET_WAIT
-            [ "$wmax" -gt "$quiet_left" ] && wmax=$quiet_left
-            t_wait=$SECONDS
-            if ! wait_quiet "$wmax"; then
-                busy_runs=$((busy_runs + 1))
-                printf '(busy machine) '
-            fi
-            quiet_left=$((quiet_left - (SECONDS - t_wait)))
-            [ "$quiet_left" -lt 0 ] && quiet_left=0
-            t_run=$(date +%s.%N)
-            out=$(timeout -k 10 "$RUN_TIMEOUT" "${cmd[@]}" -c "$coll" 2>"$OUT/.stderr")
-            rc=$?
-            t_run=$(awk -v a="$t_run" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
-            cat "$OUT/.stderr" >>"$LOG"
-            printf '%s\n' "$out" >>"$LOG"
-            grep 'VERIFY FAILED' "$OUT/.stderr" | sort -u >>"$ERR"
-            if [ $rc -ne 0 ]; then
-                msg="run failed (exit $rc$([ $rc -eq 124 ] && echo ', timeout')): round $round $coll $impl"
-                echo "$msg" >>"$ERR"
-                echo "FAILED (exit $rc, ${t_run} s)"
-                status=1
-                # a hung implementation would eat the time of every later run
-                [ $rc -eq 124 ] || [ $rc -eq 137 ] && DEAD[$impl]=1
-            else
-                echo "ok ($(printf '%s\n' "$out" | grep -c ,) rows, ${t_run} s)"
-            fi
-            printf '%s\n' "$out" | grep ',' | sed "s/^/$round,/" >>"$RAW"
-        done
-    done
-done
-rm -f "$OUT/.stderr"
-elapsed=$(($(date +%s) - start))
-echo "benchmark runs took ${elapsed}s"
-if [ "$busy_runs" -gt 0 ]; then
-    pnbc_log "WARNING: $busy_runs of $total runs started while other processes were using the CPUs"
-fi
+bench_rounds coll '[%3d/%d] round %d %-9s %-12s' "${COLL_LIST[@]}"
 
 # ---------------------------------------------------------------- report
-ompi_ver=$("$OMPI_INFO" --version 2>/dev/null | head -n 1)
+ompi_ver=$(ompi_version)
 mpich_ver=""
-if [ "$HAVE_MPICH" = 1 ]; then
-    mpich_ver=$("$MPIEXEC_MPICH" --version 2>/dev/null | sed -n 's/^ *Version: *//p' | head -n 1)
-fi
+[ "$HAVE_MPICH" = 1 ] && mpich_ver=$(mpich_version)
 meta=(--meta "date: $(date -u '+%Y-%m-%d %H:%M UTC'); host: $(uname -srm), $(nproc) cores"
       --meta "np=$NP, rounds=$ROUNDS, batches=$BATCHES x ${BATCH_MS} ms, probes=$PROBES$([ "$QUICK" = 1 ] && echo ', --quick')"
       --meta "Open MPI: ${ompi_ver:-?}; MPICH: ${mpich_ver:-not used}"
-      --meta "runs started while other processes kept the CPUs busy: $busy_runs of $total$([ "$busy_runs" -gt 0 ] && echo ' (numbers less reliable)')"
+      --meta "$(bench_busy_note)"
       --meta "each number: per round, the median over batches of (batch time / iterations, max over ranks); then the median over rounds (results.csv also has the min)")
 if [ -n "${OMPI_MCA_mca_base_component_path:-}" ]; then
     meta+=(--meta "component path: \`$OMPI_MCA_mca_base_component_path\`")
 fi
-# Debian's python3 (where python3-matplotlib installs) before any other.
-PYTHON=${PYTHON:-$(command -v /usr/bin/python3 || command -v python3)}
-if [ -z "$PYTHON" ]; then
-    pnbc_log "error: python3 is needed for the report (apt-get install python3)"
-    exit 1
-fi
+bench_find_python
 if ! "$PYTHON" "$HERE/bench_report.py" "$RAW" "$OUT" --errors "$ERR" "${meta[@]}"; then
     status=1
 fi
@@ -360,9 +280,4 @@ open(dst, "w").write("\n".join(out) + "\n")
 print("wrote " + dst)
 PYEOF
 fi
-if [ -s "$ERR" ]; then
-    pnbc_log "WARNING: problems recorded in $ERR:"
-    sed 's/^/  /' "$ERR" >&2
-    status=1
-fi
-exit $status
+bench_exit

@@ -49,7 +49,7 @@ while [ $# -gt 0 ]; do
         --sizes) SIZES=$2; shift ;;
         --stream-sizes) STREAM_SIZES=$2; shift ;;
         --out) OUT=$2; shift ;;
-        -h|--help) sed -n '2,/^set -u/p' "${BASH_SOURCE[0]}" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
+        -h|--help) bench_usage "${BASH_SOURCE[0]}"; exit 0 ;;
         *) pnbc_log "unknown option: $1 (try --help)"; exit 2 ;;
     esac
     shift
@@ -59,13 +59,7 @@ if [ "$QUICK" = 1 ]; then
 else
     : "${ROUNDS:=5}" "${BATCHES:=9}" "${BATCH_MS:=10}" "${QUIET_WAIT:=10}"
 fi
-if [ -n "${BUILD_DIR:-}" ]; then
-    mkdir -p "$BUILD_DIR" || exit 1
-else
-    BUILD_DIR=$(mktemp -d "${TMPDIR:-/tmp}/pnbc-chan.XXXXXX") || exit 1
-    trap 'rm -rf "$BUILD_DIR"' EXIT
-fi
-mkdir -p "$OUT" || exit 1
+bench_make_dirs pnbc-chan
 RAW="$OUT/raw.csv" ERR="$OUT/errors.log"
 echo "round,label,test,mode,bytes,value" >"$RAW"
 : >"$ERR"
@@ -74,9 +68,7 @@ status=0
 # ---------------------------------------------------------------- build
 tree=${PNBC_BUILD_TREE:-$SRC_TREE}
 libdir="$BUILD_DIR/pnbc-lib"
-mkdir -p "$libdir" || exit 1
-if ! cp -P "$tree"/ompi/mpiext/pnbc/.libs/libpnbc.so* \
-        "$tree"/ompi/mca/common/pnbc/.libs/libmca_common_pnbc.so* "$libdir"/; then
+if ! pnbc_snapshot_libs "$tree" "$libdir"; then
     pnbc_log "error: no libpnbc.so in $tree (build the tree first)"
     exit 1
 fi
@@ -92,14 +84,13 @@ else
 fi
 BENCH_FLOOR="$BUILD_DIR/shm_floor"
 "${CC:-cc}" -O2 -Wall -o "$BENCH_FLOOR" "$HERE/shm_floor.c" || exit 1
-rev=$(git -C "$tree" rev-parse --short HEAD 2>/dev/null)
-[ -n "$rev" ] && [ -n "$(git -C "$tree" status --porcelain -uno 2>/dev/null)" ] && rev="$rev + local changes"
+rev=$(pnbc_tree_rev "$tree")
 
 # ---------------------------------------------------------------- runs
 JOBS=("pnbc pingpong chan" "ob1 pingpong persist" "ob1 pingpong isend"
       "pnbc stream kslack" "ob1 stream window" "floor pingpong box")
 [ "$HAVE_MPICH" = 1 ] && JOBS+=("mpich pingpong persist")
-OMPI_ARGS=(-np 2 --mca pml ob1 --mca btl self,vader --bind-to none)
+OMPI_ARGS=(-np 2 --mca pml ob1 --mca btl "self,vader" --bind-to none)
 run_job() {
     local label=$1 test=$2 mode=$3 sizes=$SIZES
     [ "$test" = stream ] && sizes=$STREAM_SIZES

@@ -83,7 +83,7 @@ while [ $# -gt 0 ]; do
         --timeout) RUN_TIMEOUT=$2; shift ;;
         --quiet-wait) QUIET_WAIT=$2; shift ;;
         --quiet-budget) QUIET_BUDGET=$2; shift ;;
-        -h|--help) sed -n '2,/^set -u/p' "${BASH_SOURCE[0]}" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
+        -h|--help) bench_usage "${BASH_SOURCE[0]}"; exit 0 ;;
         *) pnbc_log "unknown option: $1 (try --help)"; exit 2 ;;
     esac
     shift
@@ -97,13 +97,7 @@ else
 fi
 case "$BIND" in none|core) ;; *) pnbc_log "--bind must be none or core"; exit 2 ;; esac
 
-if [ -n "${BUILD_DIR:-}" ]; then
-    mkdir -p "$BUILD_DIR" || exit 1
-else
-    BUILD_DIR=$(mktemp -d "${TMPDIR:-/tmp}/pnbc-part.XXXXXX") || exit 1
-    trap 'rm -rf "$BUILD_DIR"' EXIT
-fi
-mkdir -p "$OUT" || exit 1
+bench_make_dirs pnbc-part
 RAW="$OUT/raw.csv" LOG="$OUT/bench.log" ERR="$OUT/errors.log"
 : >"$RAW"; : >"$LOG"; : >"$ERR"
 status=0
@@ -134,12 +128,9 @@ if wanted pnbc; then
         # A snapshot of the tree's libraries: a rebuild of the tree during
         # the benchmark does not change (or break) what the runs use.
         libdir="$BUILD_DIR/pnbc-lib"
-        mkdir -p "$libdir" &&
-            cp -P -p "$tree"/ompi/mpiext/pnbc/.libs/libpnbc.so* \
-                  "$tree"/ompi/mca/common/pnbc/.libs/libmca_common_pnbc.so* "$libdir"/ || exit 1
+        pnbc_snapshot_libs "$tree" "$libdir" || exit 1
         PNBC_LDPATH="$libdir"
-        rev=$(git -C "$tree" rev-parse --short HEAD 2>/dev/null)
-        [ -n "$rev" ] && [ -n "$(git -C "$tree" status --porcelain -uno 2>/dev/null)" ] && rev="$rev + local changes"
+        rev=$(pnbc_tree_rev "$tree")
         PNBC_HOW="\`$MPICC\` + the libpnbc.so of the build tree \`$tree\` (commit ${rev:-?}; library built $(date -u -r "$tree/ompi/mpiext/pnbc/.libs/libpnbc.so" '+%Y-%m-%d %H:%M UTC'), copied at the start of the run)"
         echo "building $BENCH_PNBC with $MPICC and a copy of $tree/ompi/mpiext/pnbc/.libs/libpnbc.so"
         "$MPICC" -O2 -Wall -I"$HDR_DIR" -o "$BENCH_PNBC" "$HERE/part_bench.c" \
@@ -153,18 +144,8 @@ if wanted pnbc; then
         case "${PNBC_REQUIRE:-0}" in 1|yes) pnbc_log "error: PNBC_REQUIRE is set"; exit 1 ;; esac
     fi
 fi
-if wanted mpich; then
-    if have_mpich; then
-        echo "building $BENCH_MPICH with $MPICC_MPICH"
-        if "$MPICC_MPICH" -O2 -Wall -I"$HDR_DIR" -o "$BENCH_MPICH" "$HERE/part_bench.c"; then
-            IMPLS+=(mpich)
-        else
-            pnbc_log "WARNING: building with $MPICC_MPICH failed; no MPICH column"
-            status=1
-        fi
-    else
-        pnbc_log "note: $MPICC_MPICH / $MPIEXEC_MPICH not found; no MPICH column"
-    fi
+if wanted mpich && bench_build_mpich "$BENCH_MPICH" "$HERE/part_bench.c" -I"$HDR_DIR"; then
+    IMPLS+=(mpich)
 fi
 if wanted isend; then
     echo "building $BENCH_ISEND with $MPICC"
@@ -217,79 +198,19 @@ GROUPS_LIST=(pingpong earlybird)
 nimpl=${#IMPLS[@]}
 total=$((ROUNDS * ${#GROUPS_LIST[@]} * nimpl))
 echo "implementations: ${IMPLS[*]}; rounds=$ROUNDS; sizes=$SIZES; parts=$PARTS; early-bird=$EBS; $total runs"
-start=$(date +%s)
-n=0 busy_runs=0 quiet_left=$QUIET_BUDGET
-declare -A DEAD=()
-for ((round = 1; round <= ROUNDS; round++)); do
-    for gi in "${!GROUPS_LIST[@]}"; do
-        group=${GROUPS_LIST[$gi]}
-        for ((k = 0; k < nimpl; k++)); do
-            impl=${IMPLS[$(((k + gi + round) % nimpl))]}
-            n=$((n + 1))
-            if [ -n "${DEAD[$impl]:-}" ]; then
-                printf '[%2d/%d] round %d %-9s %-6s skipped (timed out before)\n' \
-                    "$n" "$total" "$round" "$group" "$impl"
-                continue
-            fi
-            mapfile -t cmd < <(impl_cmd "$impl" "$group")
-            printf '[%2d/%d] round %d %-9s %-6s ' "$n" "$total" "$round" "$group" "$impl"
-            printf '### round=%s group=%s impl=%s\n### %s\n' "$round" "$group" "$impl" "${cmd[*]}" >>"$LOG"
-            wmax=$QUIET_WAIT
-            [ "$wmax" -gt "$quiet_left" ] && wmax=$quiet_left
-            t_wait=$SECONDS
-            if ! wait_quiet "$wmax"; then
-                busy_runs=$((busy_runs + 1))
-                printf '(busy machine) '
-            fi
-            quiet_left=$((quiet_left - (SECONDS - t_wait)))
-            [ "$quiet_left" -lt 0 ] && quiet_left=0
-            t_run=$(date +%s.%N)
-            out=$(timeout -k 10 "$RUN_TIMEOUT" "${cmd[@]}" 2>"$OUT/.stderr")
-            rc=$?
-            t_run=$(awk -v a="$t_run" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
-            cat "$OUT/.stderr" >>"$LOG"
-            printf '%s\n' "$out" >>"$LOG"
-            grep 'VERIFY FAILED' "$OUT/.stderr" | sort -u >>"$ERR"
-            if [ $rc -ne 0 ]; then
-                echo "run failed (exit $rc$([ $rc -eq 124 ] && echo ', timeout')): round $round $group $impl" >>"$ERR"
-                grep -v 'VERIFY FAILED' "$OUT/.stderr" | grep -m 3 -i 'error\|abort\|failed' | \
-                    sed 's/^/    /' >>"$ERR"
-                echo "FAILED (exit $rc, ${t_run} s)"
-                status=1
-                [ $rc -eq 124 ] || [ $rc -eq 137 ] && DEAD[$impl]=1
-            else
-                echo "ok ($(printf '%s\n' "$out" | grep -c ,) rows, ${t_run} s)"
-            fi
-            printf '%s\n' "$out" | grep ',' | sed "s/^/$round,/" >>"$RAW"
-        done
-    done
-done
-rm -f "$OUT/.stderr"
-elapsed=$(($(date +%s) - start))
-echo "benchmark runs took ${elapsed}s"
-[ "$busy_runs" -gt 0 ] && \
-    pnbc_log "WARNING: $busy_runs of $total runs started while other processes were using the CPUs"
+BENCH_ERR_CONTEXT=3  # a failed run's first 3 error lines go to errors.log
+bench_rounds group '[%2d/%d] round %d %-9s %-6s' "${GROUPS_LIST[@]}"
 
 # ---------------------------------------------------------------- report
-ompi_ver=$("$OMPI_INFO" --version 2>/dev/null | head -n 1)
+ompi_ver=$(ompi_version)
 mpich_ver=""
-[[ " ${IMPLS[*]} " == *" mpich "* ]] && \
-    mpich_ver=$("$MPIEXEC_MPICH" --version 2>/dev/null | sed -n 's/^ *Version: *//p' | head -n 1)
+[[ " ${IMPLS[*]} " == *" mpich "* ]] && mpich_ver=$(mpich_version)
 meta=(--command "$CMDLINE"
       --meta "date: $(date -u '+%Y-%m-%d %H:%M UTC'); host: $(uname -srm), $(nproc) cores; runs took ${elapsed} s"
       --meta "np=2, rounds=$ROUNDS, ping-pong batches=$BATCHES x ${BATCH_MS} ms, early-bird reps=$REPS, work=${WORK_US} us per partition, binding: $BIND$([ "$QUICK" = 1 ] && echo ', --quick')"
       --meta "Open MPI: ${ompi_ver:-?} (\`--mca pml ob1 --mca btl self,vader --mca coll $OMPI_COLL\`); MPICH: ${mpich_ver:-not used}"
       --meta "pnbc built with: ${PNBC_HOW:-not built}"
-      --meta "runs started while other processes kept the CPUs busy: $busy_runs of $total$([ "$busy_runs" -gt 0 ] && echo ' (numbers less reliable)')")
-PYTHON=${PYTHON:-$(command -v /usr/bin/python3 || command -v python3)}
-if [ -z "$PYTHON" ]; then
-    pnbc_log "error: python3 is needed for the report"
-    exit 1
-fi
+      --meta "$(bench_busy_note)")
+bench_find_python
 "$PYTHON" "$HERE/part_report.py" "$RAW" "$OUT" --errors "$ERR" "${meta[@]}" || status=1
-if [ -s "$ERR" ]; then
-    pnbc_log "WARNING: problems recorded in $ERR:"
-    sed 's/^/  /' "$ERR" >&2
-    status=1
-fi
-exit $status
+bench_exit
