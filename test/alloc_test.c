@@ -17,8 +17,8 @@
  */
 #define _GNU_SOURCE
 #include "common.h"
+#include "alloc_counter.h"
 
-#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,13 +26,6 @@
 #define WARMUP 50
 #define ITERS 1000
 
-typedef void (*reset_fn)(void);
-typedef void (*get_fn)(unsigned long *, unsigned long *);
-typedef const char *(*match_fn)(void);
-typedef int (*loaded_fn)(void);
-
-static reset_fn ac_reset;
-static get_fn ac_get;
 static int wrank, wsize;
 
 int main(int argc, char **argv)
@@ -45,11 +38,7 @@ int main(int argc, char **argv)
     setvbuf(stdout, NULL, _IOLBF, 0);
     watchdog_init("alloc_test", wrank);
 
-    ac_reset = (reset_fn)dlsym(RTLD_DEFAULT, "alloc_counter_reset");
-    ac_get = (get_fn)dlsym(RTLD_DEFAULT, "alloc_counter_get");
-    match_fn ac_match = (match_fn)dlsym(RTLD_DEFAULT, "alloc_counter_match");
-    loaded_fn ac_loaded = (loaded_fn)dlsym(RTLD_DEFAULT, "alloc_counter_match_loaded");
-    if (!ac_reset || !ac_get || !ac_match || !ac_loaded) {
+    if (!ac_find()) {
         if (wrank == 0) printf("FAIL alloc: alloc_counter API not found: run with LD_PRELOAD=<path>/alloc_counter.so\n");
         MPI_Finalize();
         return 2;
@@ -57,18 +46,12 @@ int main(int argc, char **argv)
     const char *match = ac_match();
 
     /* self-check: the interposition sees our own calls */
-    {
-        unsigned long m[4], o[4];
-        void *volatile ptrs[10];
-        ac_reset();
-        for (int i = 0; i < 10; i++) ptrs[i] = malloc(100 + (size_t)i);
-        for (int i = 0; i < 10; i++) free(ptrs[i]);
-        ac_get(m, o);
-        if (o[0] + m[0] < 10 || o[3] + m[3] < 10) {
-            printf("FAIL alloc rank %d: counter saw only %lu mallocs / %lu frees of 10: interposition broken\n",
-                   wrank, o[0] + m[0], o[3] + m[3]);
-            fails++;
-        }
+    unsigned long nmalloc, nfree;
+    ac_probe(10, &nmalloc, &nfree);
+    if (nmalloc < 10 || nfree < 10) {
+        printf("FAIL alloc rank %d: counter saw only %lu mallocs / %lu frees of 10: interposition broken\n",
+               wrank, nmalloc, nfree);
+        fails++;
     }
     int nloaded = ac_loaded();
     if (nloaded == 0) {

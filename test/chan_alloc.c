@@ -19,16 +19,12 @@
  */
 #define _GNU_SOURCE
 #include "pnbc_mpi4.h"
+#include "alloc_counter.h"
 
-#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-typedef void (*reset_fn)(void);
-typedef void (*get_fn)(unsigned long *, unsigned long *);
-static reset_fn ac_reset;
-static get_fn ac_get;
 static int rank, size, fails;
 
 #define CHECK(cond, ...)                                                     \
@@ -146,22 +142,15 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
-    ac_reset = (reset_fn) dlsym(RTLD_DEFAULT, "alloc_counter_reset");
-    ac_get = (get_fn) dlsym(RTLD_DEFAULT, "alloc_counter_get");
-    int (*ac_loaded)(void) = (int (*)(void)) dlsym(RTLD_DEFAULT, "alloc_counter_match_loaded");
-    if (!ac_reset || !ac_get || !ac_loaded) {
+    if (!ac_find()) {
         if (0 == rank) printf("FAIL chan_alloc: run with LD_PRELOAD=<path>/alloc_counter.so\n");
         MPI_Finalize();
         return 2;
     }
     {   /* self-check: the counter sees heap calls */
-        unsigned long m[4], o[4];
-        void *volatile p[10];
-        ac_reset();
-        for (int i = 0; i < 10; i++) p[i] = malloc(100 + (size_t) i);
-        for (int i = 0; i < 10; i++) free(p[i]);
-        ac_get(m, o);
-        CHECK(o[0] + m[0] >= 10 && o[3] + m[3] >= 10, "the counter saw too few calls");
+        unsigned long nmalloc, nfree;
+        ac_probe(10, &nmalloc, &nfree);
+        CHECK(nmalloc >= 10 && nfree >= 10, "the counter saw too few calls");
         CHECK(ac_loaded() > 0, "no loaded object matches ALLOC_COUNTER_MATCH");
     }
     const int peer = rank ^ 1;

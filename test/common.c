@@ -456,6 +456,26 @@ void case_free_req(MPI_Request *r)
     else if (*r != MPI_REQUEST_NULL) case_fail(-1, "MPI_Request_free did not set MPI_REQUEST_NULL");
 }
 
+void case_iterate(MPI_Request *req, int iters, void *obj, case_prepare_fn prepare, case_check_fn check)
+{
+    char msg[600];
+    if (*req == MPI_REQUEST_NULL) case_fail(-1, "init returned MPI_REQUEST_NULL");
+    for (int it = 0; it < iters && *req != MPI_REQUEST_NULL; it++) {
+        prepare(obj, it);
+        if (case_start_complete(req, it) != MPI_SUCCESS) break;
+        if (check(obj, it, msg, sizeof msg)) case_fail(it, "%s", msg);
+    }
+}
+
+void case_cross_check(int it, int rc, int differs, const char *coll, const char *msg)
+{
+    if (rc != MPI_SUCCESS)
+        case_fail(it, "REFERENCE CROSS-CHECK: blocking call returned %s", err_class_str(rc));
+    else if (differs)
+        case_fail(it, "REFERENCE CROSS-CHECK (test bug or tuned bug): blocking MPI_%s disagrees with the local "
+                  "reference: %s", coll, msg);
+}
+
 totals_t totals_sum(void)
 {
     long mine[3] = { n_cases, n_checks, n_failed }, sum[3];

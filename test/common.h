@@ -260,6 +260,18 @@ int case_init_ok(MPI_Comm comm, int rc, MPI_Request *req);
 int case_start_complete(MPI_Request *r, int it);            /* start_req + complete_req: first error */
 int case_startall_waitall(int n, MPI_Request *rq, int it);  /* MPI_Startall + MPI_Waitall: first error */
 void case_free_req(MPI_Request *r);     /* MPI_Request_free unless NULL: must succeed and set NULL */
+/* The iterations of a case's persistent request *req (after case_init_ok):
+ * *req must not be MPI_REQUEST_NULL; for it = 0 .. iters-1, while it is
+ * not: prepare(obj, it), start and complete (case_start_complete: stops at
+ * an error), then check(obj, it, msg, len), non-zero = case_fail(it, msg). */
+typedef void (*case_prepare_fn)(void *obj, int it);
+typedef int (*case_check_fn)(void *obj, int it, char *msg, size_t len);
+void case_iterate(MPI_Request *req, int iters, void *obj, case_prepare_fn prepare, case_check_fn check);
+/* The cross-check of a local reference with the blocking collective
+ * MPI_<coll> in iteration it: rc is what the call returned; when it is
+ * MPI_SUCCESS, `differs` says whether the result disagreed with the
+ * reference (msg: how). */
+void case_cross_check(int it, int rc, int differs, const char *coll, const char *msg);
 /* The counters summed over MPI_COMM_WORLD (collective). */
 typedef struct { long cases, checks, failed; } totals_t;
 totals_t totals_sum(void);

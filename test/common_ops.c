@@ -58,6 +58,21 @@ int type_resized(MPI_Datatype in, MPI_Aint lb, MPI_Aint extent, MPI_Datatype *ou
     return rc;
 }
 
+/* A struct of one ty[i] at byte off[i] each (i < n), resized to `extent`. */
+static int struct_resized(int n, const size_t *off, const MPI_Datatype *ty, MPI_Aint extent, MPI_Datatype *out)
+{
+    int bl[MAXPRIM];
+    MPI_Aint disp[MAXPRIM];
+    MPI_Datatype t0;
+    for (int i = 0; i < n; i++) {
+        bl[i] = 1;
+        disp[i] = (MPI_Aint)off[i];
+    }
+    int rc = MPI_Type_create_struct(n, bl, disp, ty, &t0);
+    if (rc == MPI_SUCCESS) rc = type_resized(t0, 0, extent, out);
+    return rc;
+}
+
 /* Build a new MPI datatype for the named derived layout. */
 static int make_type(const char *name, dtype_t *d)
 {
@@ -77,12 +92,9 @@ static int make_type(const char *name, dtype_t *d)
     } else if (!strcmp(name, "structh")) {
         size_t off[3] = { 0, 8, 16 };
         prim_t k[3] = { PR_INT, PR_DOUBLE, PR_CHAR };
-        int bl[3] = { 1, 1, 1 };
-        MPI_Aint disp[3] = { 0, 8, 16 };
         MPI_Datatype ty[3] = { MPI_INT, MPI_DOUBLE, MPI_CHAR };
         set_layout(d, "structh", 24, 3, off, k);
-        rc = MPI_Type_create_struct(3, bl, disp, ty, &t0);
-        if (rc == MPI_SUCCESS) rc = type_resized(t0, 0, 24, &t);
+        rc = struct_resized(3, off, ty, 24, &t);
     } else if (!strcmp(name, "mat2c")) {
         size_t off[4] = { 0, 4, 8, 12 };
         prim_t k[4] = { PR_INT, PR_INT, PR_INT, PR_INT };
@@ -91,12 +103,9 @@ static int make_type(const char *name, dtype_t *d)
     } else if (!strcmp(name, "mat2h")) {
         size_t off[4] = { 0, 8, 12, 24 };
         prim_t k[4] = { PR_INT, PR_INT, PR_INT, PR_INT };
-        int bl[4] = { 1, 1, 1, 1 };
-        MPI_Aint disp[4] = { 0, 8, 12, 24 };
         MPI_Datatype ty[4] = { MPI_INT, MPI_INT, MPI_INT, MPI_INT };
         set_layout(d, "mat2h", 32, 4, off, k);
-        rc = MPI_Type_create_struct(4, bl, disp, ty, &t0);
-        if (rc == MPI_SUCCESS) rc = type_resized(t0, 0, 32, &t);
+        rc = struct_resized(4, off, ty, 32, &t);
     } else if (!strcmp(name, "mat2v")) {
         size_t off[4] = { 0, 8, 16, 24 };
         prim_t k[4] = { PR_INT, PR_INT, PR_INT, PR_INT };

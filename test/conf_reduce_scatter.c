@@ -252,6 +252,16 @@ static void describe_counts(const tc_t *t, char *s, size_t len)
 }
 
 /* ------------------------------------------------------------------ one case */
+static void prepare_it(void *t, int it)
+{
+    tc_prepare(t, it);
+}
+
+static int check_it(void *t, int it, char *msg, size_t len)
+{
+    return tc_check(t, it, 0, msg, len);
+}
+
 static void run_case(ctx_t *c, kind_t kind, const dtype_t *dt, opk_t opk, int count,
                      const int *rcounts, int inplace)
 {
@@ -268,23 +278,14 @@ static void run_case(ctx_t *c, kind_t kind, const dtype_t *dt, opk_t opk, int co
         tc_release(&t);
         return;
     }
-    if (t.req == MPI_REQUEST_NULL) case_fail(-1, "init returned MPI_REQUEST_NULL");
-    for (int it = 0; it < ITERS && t.req != MPI_REQUEST_NULL; it++) {
-        tc_prepare(&t, it);
-        if (case_start_complete(&t.req, it) != MPI_SUCCESS) break;
-        if (tc_check(&t, it, 0, msg, sizeof msg)) case_fail(it, "%s", msg);
-    }
+    case_iterate(&t.req, ITERS, &t, prepare_it, check_it);
     case_free_req(&t.req);
     /* cross-check of the local reference with the blocking collective */
     if (!op_is_user(opk) && !dt->derived && !inplace && t.nin > 0) {
         int it = ITERS - 1;
         tc_prepare(&t, it);
         rc = tc_blocking(&t);
-        if (rc != MPI_SUCCESS)
-            case_fail(it, "REFERENCE CROSS-CHECK: blocking call returned %s", err_class_str(rc));
-        else if (tc_check(&t, it, 1, msg, sizeof msg))
-            case_fail(it, "REFERENCE CROSS-CHECK (test bug or tuned bug): blocking MPI_%s "
-                      "disagrees with the local reference: %s", kind_name(kind), msg);
+        case_cross_check(it, rc, rc == MPI_SUCCESS && tc_check(&t, it, 1, msg, sizeof msg), kind_name(kind), msg);
     }
     tc_release(&t);
 }

@@ -45,6 +45,22 @@ static uint64_t next_id = 1;
 static double prof[4][2];       /* seconds per collective: count <= 1000 / larger */
 
 /* ------------------------------------------------------------------ one case */
+static void prepare_it(void *p, int it)
+{
+    preq_prepare(p, it);
+}
+
+/* the result of iteration `it`; the request must survive its completion */
+static int check_it(void *obj, int it, char *msg, size_t len)
+{
+    preq_t *p = obj;
+    if (p->req == MPI_REQUEST_NULL) {
+        snprintf(msg, len, "persistent request became MPI_REQUEST_NULL on completion");
+        return 1;
+    }
+    return preq_check(p, it, msg, len);
+}
+
 static void run_case(ctx_t *c, coll_t coll, const dtype_t *dt, opk_t opk, int count, int root,
                      int inplace, int nullrecv)
 {
@@ -63,16 +79,7 @@ static void run_case(ctx_t *c, coll_t coll, const dtype_t *dt, opk_t opk, int co
         preq_release(&p);
         return;
     }
-    if (p.req == MPI_REQUEST_NULL) case_fail(-1, "init returned MPI_REQUEST_NULL");
-    for (int it = 0; it < ITERS && p.req != MPI_REQUEST_NULL; it++) {
-        preq_prepare(&p, it);
-        if (case_start_complete(&p.req, it) != MPI_SUCCESS) break;
-        if (p.req == MPI_REQUEST_NULL) {
-            case_fail(it, "persistent request became MPI_REQUEST_NULL on completion");
-            break;
-        }
-        if (preq_check(&p, it, msg, sizeof msg)) case_fail(it, "%s", msg);
-    }
+    case_iterate(&p.req, ITERS, &p, prepare_it, check_it);
     case_free_req(&p.req);
     /* cross-check of the local reference with the blocking collective */
     if ((coll == C_REDUCE || coll == C_ALLREDUCE) && !op_is_user(opk) && !dt->derived && !inplace &&
@@ -83,11 +90,8 @@ static void run_case(ctx_t *c, coll_t coll, const dtype_t *dt, opk_t opk, int co
             rc = MPI_Reduce(p.sbuf, p.rbuf, count, dt->type, op, root, c->comm);
         else
             rc = MPI_Allreduce(p.sbuf, p.rbuf, count, dt->type, op, c->comm);
-        if (rc != MPI_SUCCESS)
-            case_fail(it, "REFERENCE CROSS-CHECK: blocking call returned %s", err_class_str(rc));
-        else if (preq_check(&p, it, msg, sizeof msg))
-            case_fail(it, "REFERENCE CROSS-CHECK (test bug or tuned bug): blocking MPI_%s disagrees "
-                      "with the local reference: %s", coll == C_REDUCE ? "Reduce" : "Allreduce", msg);
+        case_cross_check(it, rc, rc == MPI_SUCCESS && preq_check(&p, it, msg, sizeof msg),
+                         coll == C_REDUCE ? "Reduce" : "Allreduce", msg);
     }
     preq_release(&p);
     prof[coll][count > 1000] += now_sec() - t_case;

@@ -15,16 +15,10 @@
  */
 #define _GNU_SOURCE
 #include "nbc_common.h"
-
-#include <dlfcn.h>
+#include "alloc_counter.h"
 
 #define WARMUP 50
 #define ITERS 1000
-
-typedef void (*reset_fn)(void);
-typedef void (*get_fn)(unsigned long *, unsigned long *);
-typedef const char *(*match_fn)(void);
-typedef int (*loaded_fn)(void);
 
 int main(int argc, char **argv)
 {
@@ -35,23 +29,15 @@ int main(int argc, char **argv)
     setvbuf(stdout, NULL, _IOLBF, 0);
     nbc_prog = "nbc_alloc";
 
-    reset_fn ac_reset = (reset_fn) dlsym(RTLD_DEFAULT, "alloc_counter_reset");
-    get_fn ac_get = (get_fn) dlsym(RTLD_DEFAULT, "alloc_counter_get");
-    match_fn ac_match = (match_fn) dlsym(RTLD_DEFAULT, "alloc_counter_match");
-    loaded_fn ac_loaded = (loaded_fn) dlsym(RTLD_DEFAULT, "alloc_counter_match_loaded");
-    if (!ac_reset || !ac_get || !ac_match || !ac_loaded) {
+    if (!ac_find()) {
         printf("FAIL nbc_alloc: alloc_counter API not found: run with LD_PRELOAD=.../alloc_counter.so\n");
         MPI_Finalize();
         return 2;
     }
-    unsigned long m[4], o[4];
-    void *volatile probe[4];
-    ac_reset();
-    for (int i = 0; i < 4; ++i) probe[i] = malloc(64);
-    for (int i = 0; i < 4; ++i) free(probe[i]);
-    ac_get(m, o);
-    if (m[0] + o[0] < 4 || m[3] + o[3] < 4) {
-        nbc_fail("the counter saw %lu of 4 mallocs: interposition broken", m[0] + o[0]);
+    unsigned long m[4], o[4], nmalloc, nfree;
+    ac_probe(4, &nmalloc, &nfree);
+    if (nmalloc < 4 || nfree < 4) {
+        nbc_fail("the counter saw %lu of 4 mallocs: interposition broken", nmalloc);
     }
     if (0 == ac_loaded()) {
         nbc_fail("no loaded object matches \"%s\"", ac_match());
@@ -109,8 +95,7 @@ int main(int argc, char **argv)
         free(a);
         free(b);
     }
-    int total = 0;
-    MPI_Allreduce(&nbc_fails, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    const int total = nbc_total_fails();
     if (0 == nbc_wrank) {
         if (0 == first_total) {
             printf("NOTE nbc_alloc: no allocation from \"%s\" at any first call either: is it "

@@ -34,6 +34,40 @@ static int nbc_fails;
 static int nbc_wrank;
 static const char *nbc_prog = "nbc";
 
+/* MPI_Init; the world rank into nbc_wrank, MPI_ERRORS_RETURN on
+ * MPI_COMM_WORLD, line-buffered stdout; returns the world size. */
+static inline int nbc_start(int *argc, char ***argv)
+{
+    int wsize;
+    MPI_Init(argc, argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &nbc_wrank);
+    MPI_Comm_size(MPI_COMM_WORLD, &wsize);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    return wsize;
+}
+
+/* The failures of all ranks (collective). */
+static inline int nbc_total_fails(void)
+{
+    int total = 0;
+    MPI_Allreduce(&nbc_fails, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    return total;
+}
+
+/* The end of a program (collective): "PASS|FAIL <nbc_prog>[ <only>]: N
+ * failures (np P)" from rank 0, MPI_Finalize; returns the exit status. */
+static inline int nbc_finish(const char *only, int wsize)
+{
+    const int total = nbc_total_fails();
+    if (0 == nbc_wrank) {
+        printf("%s %s%s%s: %d failures (np %d)\n", total ? "FAIL" : "PASS", nbc_prog,
+               only ? " " : "", only ? only : "", total, wsize);
+    }
+    MPI_Finalize();
+    return total ? 1 : 0;
+}
+
 static inline long nbc_val(int rank, long i, int seed)
 {
     return (long) (rank + 1) * 1000L + i * 7L + (long) seed * 100003L;

@@ -368,11 +368,7 @@ int main(int argc, char **argv)
     MPI_Comm comm;
 
     nbc_prog = "nbc_misc";
-    MPI_Init(&argc, &argv);
-    MPI_Comm_rank(MPI_COMM_WORLD, &nbc_wrank);
-    MPI_Comm_size(MPI_COMM_WORLD, &wsize);
-    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
-    setvbuf(stdout, NULL, _IOLBF, 0);
+    wsize = nbc_start(&argc, &argv);
     MPI_Comm_dup(MPI_COMM_WORLD, &comm);
     MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
 
@@ -382,13 +378,5 @@ int main(int argc, char **argv)
     if (NULL == only || !strcmp(only, "memo")) part_memo(comm);
     if ((NULL == only || !strcmp(only, "inter")) && wsize >= 2) part_inter();
     MPI_Comm_free(&comm);
-
-    int total = 0;
-    MPI_Allreduce(&nbc_fails, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-    if (0 == nbc_wrank) {
-        printf("%s %s%s%s: %d failures (np %d)\n", total ? "FAIL" : "PASS", nbc_prog,
-               only ? " " : "", only ? only : "", total, wsize);
-    }
-    MPI_Finalize();
-    return total ? 1 : 0;
+    return nbc_finish(only, wsize);
 }

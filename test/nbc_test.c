@@ -329,16 +329,12 @@ static void test_coll(MPI_Comm comm, const char *coll, const nbc_layout_t *L, in
 
 int main(int argc, char **argv)
 {
-    int wsize, iters = (argc > 1) ? atoi(argv[1]) : 100;
+    int iters = (argc > 1) ? atoi(argv[1]) : 100;
     const char *only = (argc > 2) ? argv[2] : NULL;
     nbc_layout_t lay[2];
 
     nbc_prog = "nbc_test";
-    MPI_Init(&argc, &argv);
-    MPI_Comm_rank(MPI_COMM_WORLD, &nbc_wrank);
-    MPI_Comm_size(MPI_COMM_WORLD, &wsize);
-    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
-    setvbuf(stdout, NULL, _IOLBF, 0);
+    const int wsize = nbc_start(&argc, &argv);
     nbc_layouts(lay);
     MPI_Op_create(strided_sum_fn, 1, &strided_sum);
 
@@ -369,12 +365,5 @@ int main(int argc, char **argv)
     MPI_Comm_free(&dup);
     MPI_Type_free(&lay[1].type);
     MPI_Op_free(&strided_sum);
-
-    int total = 0;
-    MPI_Allreduce(&nbc_fails, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-    if (0 == nbc_wrank) {
-        printf("%s %s: %d failures (np %d)\n", total ? "FAIL" : "PASS", nbc_prog, total, wsize);
-    }
-    MPI_Finalize();
-    return total ? 1 : 0;
+    return nbc_finish(NULL, wsize);
 }

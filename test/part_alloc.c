@@ -30,8 +30,8 @@
  */
 #define _GNU_SOURCE
 #include "part_common.h"
+#include "alloc_counter.h"
 
-#include <dlfcn.h>
 #include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -42,10 +42,6 @@
 #define LEAK_ROUNDS 2000        /* rounds over which the heap in use is measured */
 #define LEAK_BYTES 32768        /* allowed growth: a leak of >= 16 bytes per round exceeds it */
 
-typedef void (*reset_fn)(void);
-typedef void (*get_fn)(unsigned long *, unsigned long *);
-static reset_fn ac_reset;
-static get_fn ac_get;
 static int wrank, wsize, dst, src, fails;
 static MPI_Comm comm;
 static const char *match;
@@ -247,11 +243,7 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "leak")) do_leak = 1;
     }
     if (!do_cycles && !do_leak) do_cycles = do_leak = 1;
-    ac_reset = (reset_fn)dlsym(RTLD_DEFAULT, "alloc_counter_reset");
-    ac_get = (get_fn)dlsym(RTLD_DEFAULT, "alloc_counter_get");
-    const char *(*ac_match)(void) = (const char *(*)(void))dlsym(RTLD_DEFAULT, "alloc_counter_match");
-    int (*ac_loaded)(void) = (int (*)(void))dlsym(RTLD_DEFAULT, "alloc_counter_match_loaded");
-    if (!ac_reset || !ac_get || !ac_match || !ac_loaded) {
+    if (!ac_find()) {
         if (wrank == 0)
             printf("FAIL part_alloc: alloc_counter API not found: run with LD_PRELOAD=<path>/alloc_counter.so\n");
         MPI_Finalize();
@@ -259,22 +251,13 @@ int main(int argc, char **argv)
     }
     match = ac_match();
     abort_unless(types_create() == MPI_SUCCESS, "the derived datatypes");
-    MPI_Comm_dup(MPI_COMM_WORLD, &comm);
-    MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
-    dst = (wrank + 1) % wsize;
-    src = (wrank + wsize - 1) % wsize;
-    {   /* self-check: the interposition sees our own calls */
-        unsigned long m[4], o[4];
-        void *volatile p[10];
-        ac_reset();
-        for (int i = 0; i < 10; i++) p[i] = malloc(100 + (size_t)i);
-        for (int i = 0; i < 10; i++) free(p[i]);
-        ac_get(m, o);
-        if (o[0] + m[0] < 10 || o[3] + m[3] < 10) {
-            printf("FAIL part_alloc rank %d: counter saw only %lu mallocs / %lu frees of 10\n", wrank, o[0] + m[0],
-                   o[3] + m[3]);
-            fails++;
-        }
+    pt_ring(&comm, &dst, &src);
+    /* self-check: the interposition sees our own calls */
+    unsigned long nmalloc, nfree;
+    ac_probe(10, &nmalloc, &nfree);
+    if (nmalloc < 10 || nfree < 10) {
+        printf("FAIL part_alloc rank %d: counter saw only %lu mallocs / %lu frees of 10\n", wrank, nmalloc, nfree);
+        fails++;
     }
     if (ac_loaded() == 0) {
         printf("FAIL part_alloc rank %d: no loaded object matches \"%s\" (set ALLOC_COUNTER_MATCH)\n", wrank, match);

@@ -10,6 +10,31 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* ================================================================ program */
+void pt_ring(MPI_Comm *comm, int *dst, int *src)
+{
+    int wrank, wsize;
+    MPI_Comm_rank(MPI_COMM_WORLD, &wrank);
+    MPI_Comm_size(MPI_COMM_WORLD, &wsize);
+    MPI_Comm_dup(MPI_COMM_WORLD, comm);
+    MPI_Comm_set_errhandler(*comm, MPI_ERRORS_RETURN);
+    *dst = (wrank + 1) % wsize;
+    *src = (wrank + wsize - 1) % wsize;
+}
+
+int pt_report(const char *prog)
+{
+    int wrank, wsize;
+    MPI_Comm_rank(MPI_COMM_WORLD, &wrank);
+    MPI_Comm_size(MPI_COMM_WORLD, &wsize);
+    watchdog_arm(60, "%s final", prog);
+    totals_t t = totals_sum();
+    if (wrank == 0)
+        printf("%s %s np=%d: %ld cases, %ld checks, %ld failures\n", t.failed ? "FAIL" : "PASS", prog, wsize,
+               t.cases, t.checks, t.failed);
+    return t.failed ? 1 : 0;
+}
+
 /* ================================================================ data */
 void pt_fill(unsigned char *buf, const dtype_t *dt, size_t lo, size_t hi, uint64_t seed)
 {
@@ -212,8 +237,12 @@ int pt_complete(int method, int n, MPI_Request *rq, MPI_Status *st, int *timedou
         }
         break;
     case CM_WAITSOME:
+    case CM_TESTSOME:
         while (done < n) {
-            rc = MPI_Waitsome(n, PT_LIVE(), &outc, ids, tmp);
+            if (method == CM_WAITSOME)
+                rc = MPI_Waitsome(n, PT_LIVE(), &outc, ids, tmp);
+            else
+                rc = MPI_Testsome(n, PT_LIVE(), &outc, ids, tmp);
             if (outc == MPI_UNDEFINED) return rc != MPI_SUCCESS ? rc : MPI_ERR_REQUEST;
             for (int i = 0; i < outc; i++) {
                 st[ids[i]] = tmp[i];
@@ -225,6 +254,7 @@ int pt_complete(int method, int n, MPI_Request *rq, MPI_Status *st, int *timedou
                 PT_KEEP(rc);
             }
             done += outc;
+            if (method == CM_TESTSOME && done < n) PT_SPIN();
         }
         break;
     case CM_TEST:
@@ -289,23 +319,6 @@ int pt_complete(int method, int n, MPI_Request *rq, MPI_Status *st, int *timedou
                 done++;
             }
             PT_SPIN();
-        }
-        break;
-    case CM_TESTSOME:
-        while (done < n) {
-            rc = MPI_Testsome(n, PT_LIVE(), &outc, ids, tmp);
-            if (outc == MPI_UNDEFINED) return rc != MPI_SUCCESS ? rc : MPI_ERR_REQUEST;
-            for (int i = 0; i < outc; i++) {
-                st[ids[i]] = tmp[i];
-                PT_DONE(ids[i]);
-            }
-            if (rc == MPI_ERR_IN_STATUS) {
-                for (int i = 0; i < outc; i++) PT_KEEP(tmp[i].MPI_ERROR);
-            } else {
-                PT_KEEP(rc);
-            }
-            done += outc;
-            if (done < n) PT_SPIN();
         }
         break;
     default:

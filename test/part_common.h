@@ -29,6 +29,16 @@
 #define PT_GUARD 64             /* poisoned bytes behind every receive buffer */
 #define PT_POLL_LIMIT 30.0      /* seconds a Parrived / Test loop may spin */
 
+/* ---------------------------------------------------------------- program */
+/* The ring of the tests: *comm = a duplicate of MPI_COMM_WORLD with
+ * MPI_ERRORS_RETURN; world rank r sends to *dst = r+1, receives from
+ * *src = r-1 (np=1: itself). */
+void pt_ring(MPI_Comm *comm, int *dst, int *src);
+/* The end of a program (collective): the watchdog armed for "<prog> final",
+ * the counters summed, "PASS|FAIL <prog> np=N: C cases, K checks, F
+ * failures" from world rank 0; returns the exit status (1 on a failure). */
+int pt_report(const char *prog);
+
 /* ---------------------------------------------------------------- data */
 /* Write the fields of elements [lo, hi) of data set `seed` (holes untouched). */
 void pt_fill(unsigned char *buf, const dtype_t *dt, size_t lo, size_t hi, uint64_t seed);

@@ -106,6 +106,18 @@ static void good_epoch(MPI_Request *sreq, MPI_Request *rreq, int *sbuf, int *rbu
     *rreq = rq[1];
 }
 
+/* A pair of the ring: MPI_Psend_init of sparts x scount ints to dst, then
+ * MPI_Precv_init of rparts x rcount ints from src, tag `tag` on comm.  1 when
+ * both succeeded; otherwise case_fail(it, "<what> returned <error>") and 0. */
+static int init_pair(const char *what, int it, int tag, int *sbuf, int sparts, int scount, void *rbuf, int rparts,
+                     int rcount, MPI_Request *sreq, MPI_Request *rreq)
+{
+    int rc = MPI_Psend_init(sbuf, sparts, scount, MPI_INT, dst, tag, comm, MPI_INFO_NULL, sreq);
+    if (rc == MPI_SUCCESS) rc = MPI_Precv_init(rbuf, rparts, rcount, MPI_INT, src, tag, comm, MPI_INFO_NULL, rreq);
+    if (rc != MPI_SUCCESS) case_fail(it, "%s returned %s", what, err_class_str(rc));
+    return rc == MPI_SUCCESS;
+}
+
 /* ---------------------------------------------------------------- init */
 static void case_init(void)
 {
@@ -143,12 +155,7 @@ static void case_init(void)
      * with the freed ones */
     int sbuf[64 + PT_GUARD / 4], rbuf[64 + PT_GUARD / 4];
     MPI_Request sreq, rreq;
-    rc = MPI_Psend_init(sbuf, 2, 32, MPI_INT, dst, 7, comm, MPI_INFO_NULL, &sreq);
-    if (rc == MPI_SUCCESS) rc = MPI_Precv_init(rbuf, 2, 32, MPI_INT, src, 7, comm, MPI_INFO_NULL, &rreq);
-    if (rc != MPI_SUCCESS) {
-        case_fail(-1, "good init returned %s", err_class_str(rc));
-        return;
-    }
+    if (!init_pair("good init", -1, 7, sbuf, 2, 32, rbuf, 2, 32, &sreq, &rreq)) return;
     case_free_req(&sreq);
     case_free_req(&rreq);
     for (int it = 0; it < 2; it++) {
@@ -172,12 +179,7 @@ static void case_epoch(int rounds)
     MPI_Request sreq = MPI_REQUEST_NULL, rreq = MPI_REQUEST_NULL;
     case_begin("part_misuse epoch np=%d (%d rounds)", wsize, rounds);
     for (int it = 0; it < rounds; it++) {
-        rc = MPI_Psend_init(sbuf, PS, N / PS, MPI_INT, dst, 9, comm, MPI_INFO_NULL, &sreq);
-        if (rc == MPI_SUCCESS) rc = MPI_Precv_init(rbuf, PR, N / PR, MPI_INT, src, 9, comm, MPI_INFO_NULL, &rreq);
-        if (rc != MPI_SUCCESS) {
-            case_fail(it, "init returned %s", err_class_str(rc));
-            return;
-        }
+        if (!init_pair("init", it, 9, sbuf, PS, N / PS, rbuf, PR, N / PR, &sreq, &rreq)) return;
         int l1[1] = { 1 }, lbad[1];
         expect(MPI_Pready(0, sreq), MPI_ERR_REQUEST, "Pready before the first start", it, -1);
         expect(MPI_Pready_range(0, 1, sreq), MPI_ERR_REQUEST, "Pready_range before the first start", it, -1);
@@ -350,13 +352,7 @@ static void case_trunc(void)
         case_begin("part_misuse trunc np=%d: %s", wsize, what);
         MPI_Request rq[2];
         MPI_Status st[2];
-        rc = MPI_Psend_init(sbuf, tc[c].ps, tc[c].sc, MPI_INT, dst, 20 + c, comm, MPI_INFO_NULL, &rq[0]);
-        if (rc == MPI_SUCCESS)
-            rc = MPI_Precv_init(rbuf, tc[c].pr, tc[c].rc, MPI_INT, src, 20 + c, comm, MPI_INFO_NULL, &rq[1]);
-        if (rc != MPI_SUCCESS) {
-            case_fail(c, "init returned %s", err_class_str(rc));
-            return;
-        }
+        if (!init_pair("init", c, 20 + c, sbuf, tc[c].ps, tc[c].sc, rbuf, tc[c].pr, tc[c].rc, &rq[0], &rq[1])) return;
         memset(rbuf, POISON_RECV, sizeof(int) * (size_t)rn + guard);
         pt_fill((unsigned char *)sbuf, &T_INT, 0, (size_t)sn, pt_seed(4, c, wrank, 0));
         rc = MPI_Startall(2, rq);
@@ -410,14 +406,9 @@ static void case_trunc(void)
     }
     /* a good exchange after the truncations */
     case_begin("part_misuse trunc np=%d: a good exchange after the truncations", wsize);
-    int sb[64], rb2[64 + PT_GUARD / 4], rc;
+    int sb[64], rb2[64 + PT_GUARD / 4];
     MPI_Request sreq, rreq;
-    rc = MPI_Psend_init(sb, 2, 32, MPI_INT, dst, 20, comm, MPI_INFO_NULL, &sreq);
-    if (rc == MPI_SUCCESS) rc = MPI_Precv_init(rb2, 4, 16, MPI_INT, src, 20, comm, MPI_INFO_NULL, &rreq);
-    if (rc != MPI_SUCCESS) {
-        case_fail(-1, "init after the truncations returned %s", err_class_str(rc));
-        return;
-    }
+    if (!init_pair("init after the truncations", -1, 20, sb, 2, 32, rb2, 4, 16, &sreq, &rreq)) return;
     good_epoch(&sreq, &rreq, sb, rb2, 2, 64, 5, 0);
     case_free_req(&sreq);
     case_free_req(&rreq);
@@ -432,10 +423,7 @@ int main(int argc, char **argv)
         else if (atoi(argv[i]) > 0) rounds = atoi(argv[i]);
     }
     MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
-    MPI_Comm_dup(MPI_COMM_WORLD, &comm);
-    MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
-    dst = (wrank + 1) % wsize;
-    src = (wrank + wsize - 1) % wsize;
+    pt_ring(&comm, &dst, &src);
     case_init();
     MPI_Barrier(comm);
     case_epoch(rounds);
@@ -443,12 +431,8 @@ int main(int argc, char **argv)
     case_procnull();
     MPI_Barrier(comm);
     case_trunc();
-    watchdog_arm(60, "part_misuse final");
-    totals_t t = totals_sum();
-    if (wrank == 0)
-        printf("%s part_misuse np=%d: %ld cases, %ld checks, %ld failures\n", t.failed ? "FAIL" : "PASS", wsize,
-               t.cases, t.checks, t.failed);
+    int status = pt_report("part_misuse");
     MPI_Comm_free(&comm);
     MPI_Finalize();
-    return t.failed ? 1 : 0;
+    return status;
 }

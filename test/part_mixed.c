@@ -320,11 +320,8 @@ int main(int argc, char **argv)
         }
     }
     if (!do_mixed && !do_init && !nlong) do_mixed = do_init = 1;
-    MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+    pt_ring(&comm, &dst, &src);
     MPI_Comm_dup(MPI_COMM_WORLD, &ctrl);
-    MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
-    dst = (wrank + 1) % wsize;
-    src = (wrank + wsize - 1) % wsize;
     if (do_mixed) case_mixed();
     MPI_Barrier(comm);
     if (do_init) {
@@ -337,13 +334,9 @@ int main(int argc, char **argv)
     }
     MPI_Barrier(comm);
     if (nlong) case_long(nlong);
-    watchdog_arm(60, "part_mixed final");
-    totals_t t = totals_sum();
-    if (wrank == 0)
-        printf("%s part_mixed np=%d: %ld cases, %ld checks, %ld failures\n", t.failed ? "FAIL" : "PASS", wsize,
-               t.cases, t.checks, t.failed);
+    int status = pt_report("part_mixed");
     MPI_Comm_free(&ctrl);
     MPI_Comm_free(&comm);
     MPI_Finalize();
-    return t.failed ? 1 : 0;
+    return status;
 }

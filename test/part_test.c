@@ -414,25 +414,18 @@ int main(int argc, char **argv)
     }
     if (!do_data && !do_staged && !do_multi) do_data = do_staged = do_multi = 1;
     abort_unless(types_create() == MPI_SUCCESS, "the derived datatypes");
-    MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+    pt_ring(&comm, &dst, &src);
     MPI_Comm_dup(MPI_COMM_WORLD, &ctrl);
-    MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
-    dst = (wrank + 1) % wsize;
-    src = (wrank + wsize - 1) % wsize;
     if (do_data)
         for (int i = 0; i < NDATA; i++) run_case(&data_cases[i], i, 0);
     if (do_staged)
         for (int i = 0; i < (int)(sizeof staged_cases / sizeof staged_cases[0]); i++)
             run_case(&staged_cases[i], 40 + i, 1);
     if (do_multi) run_multi(60);
-    watchdog_arm(60, "part_test final");
-    totals_t t = totals_sum();
-    if (wrank == 0)
-        printf("%s part_test np=%d: %ld cases, %ld checks, %ld failures\n", t.failed ? "FAIL" : "PASS", wsize,
-               t.cases, t.checks, t.failed);
+    int status = pt_report("part_test");
     types_free();
     MPI_Comm_free(&ctrl);
     MPI_Comm_free(&comm);
     MPI_Finalize();
-    return t.failed ? 1 : 0;
+    return status;
 }

@@ -212,10 +212,7 @@ int main(int argc, char **argv)
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     if (argc > 1 && atoi(argv[1]) > 0) iters = atoi(argv[1]);
     abort_unless(types_create() == MPI_SUCCESS, "the derived datatypes");
-    MPI_Comm_dup(MPI_COMM_WORLD, &comm);
-    MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
-    dst = (wrank + 1) % wsize;
-    src = (wrank + wsize - 1) % wsize;
+    pt_ring(&comm, &dst, &src);
 
     pthread_t th[NTHREADS];
     pthread_barrier_init(&sh.start, NULL, NTHREADS + 1);
@@ -234,13 +231,9 @@ int main(int argc, char **argv)
     pthread_barrier_wait(&sh.start);
     for (int t = 0; t < NTHREADS; t++) pthread_join(th[t], NULL);
 
-    watchdog_arm(60, "part_threads final");
-    totals_t tt = totals_sum();
-    if (wrank == 0)
-        printf("%s part_threads np=%d: %ld cases, %ld checks, %ld failures\n", tt.failed ? "FAIL" : "PASS", wsize,
-               tt.cases, tt.checks, tt.failed);
+    int status = pt_report("part_threads");
     types_free();
     MPI_Comm_free(&comm);
     MPI_Finalize();
-    return tt.failed ? 1 : 0;
+    return status;
 }
