@@ -29,6 +29,12 @@
 #                          aside), with the mailbox off (pml), and with a
 #                          pool share too small for it (published
 #                          fallback: pml on the mirrored tag)
+#   nbc-mbox-large-fallback-np3, nbc-mbox-large1-np3, nbc-noncomm-large1-np3
+#                          ireduce's messages of 8 KiB to 64 KiB through the
+#                          mailbox's large cells (folded into the result from
+#                          the cell): a share with room for the small cells'
+#                          block only (fallback on the large cells' own tag
+#                          window), rings of one large cell
 #   nbc-nolibnbc-np3, nbc-misc-nolibnbc-np3
 #                          with --mca coll pnbc,basic,tuned,self: pnbc serves
 #                          every nonblocking slot (also communicator creation)
@@ -133,9 +139,23 @@ run_case nbc-mbox-off-np3 "$MPIRUN" $(mpiargs 3) --mca coll_pnbc_nbc_mailbox_cel
 # no room for the mailbox: the receivers did fall back
 # shellcheck disable=SC2046
 run_case nbc-mbox-fallback-np3 bash -c "$nbc_expect" nbc-expect nbc-mbox-fallback \
-    "small nonblocking messages to this rank go through pml \(the shm pool is full\)" \
+    "nonblocking messages for small cells to this rank go through pml \(the shm pool is full\)" \
     "$MPIRUN" $(mpiargs 3) --mca coll_pnbc_shm_pool_comm_bytes 65536 --mca coll_pnbc_verbose 1 \
     "$(bin nbc_test)" 20
+# the same for the large cells (ireduce's messages of 8 KiB to 64 KiB): a
+# 256 KiB share holds the small cells' block, not the large one's
+# shellcheck disable=SC2046
+run_case nbc-mbox-large-fallback-np3 bash -c "$nbc_expect" nbc-expect nbc-mbox-large-fallback \
+    "nonblocking messages for large cells to this rank go through pml \(the shm pool is full\)" \
+    "$MPIRUN" $(mpiargs 3) --mca coll_pnbc_shm_pool_comm_bytes 262144 --mca coll_pnbc_verbose 1 \
+    "$(bin nbc_test)" 20
+# rings of one large cell: a root's senders wait for every message taken
+# shellcheck disable=SC2046
+run_case nbc-mbox-large1-np3 "$MPIRUN" $(mpiargs 3) --mca coll_pnbc_nbc_mailbox_large_cells 1 \
+    "$(bin nbc_test)" 20
+# shellcheck disable=SC2046
+run_case nbc-noncomm-large1-np3 "$MPIRUN" $(mpiargs 3) --mca coll_pnbc_nbc_mailbox_large_cells 1 \
+    "$(bin nbc_noncomm)"
 # shellcheck disable=SC2046
 run_case nbc-nolibnbc-np3 "$MPIRUN" $(PNBC_COLL=pnbc,basic,tuned,self mpiargs 3) "$(bin nbc_test)" 20
 # shellcheck disable=SC2046

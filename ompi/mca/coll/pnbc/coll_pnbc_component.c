@@ -106,6 +106,19 @@ static int pnbc_register(void)
         "(0: through the PML). Must be the same on all processes",
         MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_5,
         MCA_BASE_VAR_SCOPE_ALL_EQ, &e->nbc_mailbox_cells);
+    (void) mca_base_component_var_register(&c->super.collm_version, "nbc_mailbox_large_cells",
+        "Nonblocking collectives whose senders gain from running ahead (reduce): on-node "
+        "messages from coll_pnbc_nbc_shm_min_bytes up to coll_pnbc_nbc_mailbox_large_bytes "
+        "go through a second mailbox ring of this many cells (rounded up to a power of two) "
+        "per pair of processes and communicator, instead of slots paired per call (0: paired; "
+        "must be the same on all processes; docs/nbc.md)",
+        MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_5,
+        MCA_BASE_VAR_SCOPE_ALL_EQ, &e->nbc_mailbox_large_cells);
+    (void) mca_base_component_var_register(&c->super.collm_version, "nbc_mailbox_large_bytes",
+        "Nonblocking collectives: the size of a cell of the mailbox's large ring "
+        "(coll_pnbc_nbc_mailbox_large_cells); must be the same on all processes",
+        MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_5,
+        MCA_BASE_VAR_SCOPE_ALL_EQ, &e->nbc_mailbox_large_bytes);
     (void) mca_base_component_var_register(&c->super.collm_version, "nbc_single_copy_min_bytes",
         "Nonblocking collectives: on-node messages of at least this many bytes paired "
         "through the shared memory slots are read in one copy from the sender's buffer "

@@ -59,6 +59,12 @@ typedef struct pnbc_engine_params_t {
     int nbc_mailbox_cells;      /* smaller ones go through a ring of this
                                    many cells per pair and communicator
                                    (coll_pnbc_nbc_mailbox_cells; 0: pml) */
+    int nbc_mailbox_large_cells;    /* ... and messages of collectives whose
+                                       senders should run ahead
+                                       (pnbc_large_msgs_t.retag_eager) up to
+                                       nbc_mailbox_large_bytes through a ring
+                                       of this many cells (0: paired) */
+    int nbc_mailbox_large_bytes;
     int nbc_single_copy_min_bytes;  /* a retagged schedule's receiver asks
                                        for single copy from this size on
                                        (coll_pnbc_nbc_single_copy_min_bytes;
@@ -205,8 +211,9 @@ static inline void pnbc_engine_unlock(void)
  *
  *   collectives   PNBC_TAG_FIRST - [0, 2^27)          one tag per request
  *   their local-group traffic  PNBC_TAG_FIRST - [2^27, 2^28)
- *   nonblocking calls' small messages when the receiver has no mailbox
- *                              PNBC_TAG_FIRST + 2^20 + (0, 2^26]: the
+ *   nonblocking calls' mailbox messages when the receiver has no mailbox
+ *                              PNBC_TAG_FIRST + 2^20 + (0, 2^26] (small
+ *                              cells) and + (2^26, 2^27] (large cells): the
  *                              call's tag moved above the collective window
  *                              (pnbc_mbox_fallback_tag), apart from every
  *                              other transport's messages of the call
@@ -230,9 +237,9 @@ static inline void pnbc_engine_unlock(void)
  * its own tags, so that those messages can never match another
  * transport's message of the same call posted in another order. */
 #define PNBC_MBOX_FALLBACK_SHIFT ((int) PNBC_TAG_SPAN + (1 << 20))
-static inline int pnbc_mbox_fallback_tag(int call_tag)
+static inline int pnbc_mbox_fallback_tag(int call_tag, int tier)
 {
-    return call_tag + PNBC_MBOX_FALLBACK_SHIFT;
+    return call_tag + PNBC_MBOX_FALLBACK_SHIFT + tier * (int) (PNBC_TAG_SPAN / 2);
 }
 
 /* On an intercommunicator, traffic inside the local group travels on

@@ -184,6 +184,11 @@ typedef struct pnbc_large_msgs_t {
                            than have them read in one copy, which makes the
                            two processes meet on every hop
                            (pnbc_shm_oversubscribed()) */
+    bool retag_eager;   /* a retagged schedule's messages up to
+                           coll_pnbc_nbc_mailbox_large_bytes go through the
+                           mailbox's large cells, so that a sender runs
+                           ahead as it does over a persistent request's
+                           boxes, instead of being paired per call */
 } pnbc_large_msgs_t;
 
 typedef struct pnbc_schedule_t {

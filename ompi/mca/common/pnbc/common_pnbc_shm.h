@@ -258,6 +258,20 @@ static inline size_t shm_box_max(const pnbc_channel_t *ch)
     return (box < SHM_FRAG_MIN) ? SHM_FRAG_MIN : box;
 }
 
+/* Which mailbox ring carries a retagged schedule's on-node message of
+ * `bytes` (both sides decide alike: the parameters must be equal
+ * everywhere): 0 the small cells, 1 the large cells, -1 none (the shm
+ * slots, paired per call, or the PML). */
+static inline int pnbc_mbox_tier(const pnbc_channel_t *ch, size_t bytes)
+{
+    const pnbc_engine_params_t *p = &mca_common_pnbc_params;
+    if (bytes < (size_t) p->shm_retag_min_bytes) {
+        return (p->nbc_mailbox_cells > 0) ? 0 : -1;
+    }
+    return (ch->large.retag_eager && p->nbc_mailbox_large_cells > 0 &&
+            bytes <= (size_t) p->nbc_mailbox_large_bytes) ? 1 : -1;
+}
+
 /* Does this node run more of the job's processes than it has CPUs
  * (coll_pnbc_oversubscribed)? */
 bool pnbc_shm_oversubscribed(void);

@@ -37,16 +37,21 @@ static size_t round_line(size_t bytes)
     return (bytes + SHM_LINE - 1) & ~(size_t) (SHM_LINE - 1);
 }
 
-static void ring_shape(uint32_t *ncells, size_t *payload, size_t *cell_size, size_t *ring_size)
+/* Tier 0: cells for the messages below coll_pnbc_nbc_shm_min_bytes;
+ * tier 1: a few cells of coll_pnbc_nbc_mailbox_large_bytes. */
+static void ring_shape(int tier, uint32_t *ncells, size_t *payload, size_t *cell_size,
+                       size_t *ring_size)
 {
+    const pnbc_engine_params_t *p = &mca_common_pnbc_params;
     uint32_t n = 1;
-    const int want = mca_common_pnbc_params.nbc_mailbox_cells;
+    const int want = (0 == tier) ? p->nbc_mailbox_cells : p->nbc_mailbox_large_cells;
     while (n < (uint32_t) want && n < MBOX_CELLS_MAX) {
         n <<= 1;
     }
-    const int min = mca_common_pnbc_params.shm_retag_min_bytes;
+    const int min = p->shm_retag_min_bytes;
     *ncells = n;
-    *payload = (min > 1) ? (size_t) min - 1 : 0;
+    *payload = (0 != tier) ? (size_t) p->nbc_mailbox_large_bytes
+               : (min > 1) ? (size_t) min - 1 : 0;
     *cell_size = round_line(sizeof(mbox_cell_t) + *payload);
     *ring_size = SHM_LINE + n * *cell_size;
 }
@@ -73,8 +78,9 @@ static void own_fall_back(mbox_comm_t *mc, shm_region_t *r, const char *why)
         why = "neither the directory nor a marker file can be written";
     }
     if (mca_common_pnbc_params.verbose >= 1) {
-        opal_output(0, "coll:pnbc: shm mailbox: cid %u: small nonblocking messages to "
-                    "this rank go through pml (%s)", (unsigned) mc->cid, why);
+        opal_output(0, "coll:pnbc: shm mailbox: cid %u: nonblocking messages for %s cells "
+                    "to this rank go through pml (%s)", (unsigned) mc->cid,
+                    (0 == mc->tier) ? "small" : "large", why);
     }
 }
 
@@ -89,10 +95,10 @@ static void own_build(mbox_comm_t *mc, ompi_communicator_t *comm)
     for (int p = 0; p < mc->size; ++p) {
         nrings += (p != me && pnbc_shm_peer_local(comm, p));
     }
-    ring_shape(&ncells, &payload, &cell_size, &ring_size);
+    ring_shape(mc->tier, &ncells, &payload, &cell_size, &ring_size);
     const size_t table_end = round_line(sizeof(mbox_header_t) + nrings * sizeof(mbox_entry_t));
     const size_t size = table_end + nrings * ring_size;
-    const pnbc_channel_t ch = { .comm = comm, .tag = MBOX_TAG };
+    const pnbc_channel_t ch = { .comm = comm, .tag = mbox_tag(mc->tier) };
     shm_region_t *r = pnbc_shm_region_new(&ch, true);
 
     mc->own = r;
@@ -196,13 +202,13 @@ static void comm_destroy(mbox_comm_t *mc)
     free(mc);
 }
 
-/* The state of ch's communicator, made at its first bind.  Caller holds
- * mbox_lock. */
-static mbox_comm_t *comm_get(const pnbc_channel_t *ch)
+/* The state of ch's communicator for a tier, made at its first bind.
+ * Caller holds mbox_lock. */
+static mbox_comm_t *comm_get(const pnbc_channel_t *ch, int tier)
 {
     const uint32_t cid = ch->comm->c_contextid;
     for (mbox_comm_t *mc = mbox_comms; NULL != mc; mc = mc->next) {
-        if (mc->cid == cid && mc->live) {
+        if (mc->cid == cid && mc->tier == tier && mc->live) {
             return mc;
         }
     }
@@ -211,6 +217,7 @@ static mbox_comm_t *comm_get(const pnbc_channel_t *ch)
         return NULL;
     }
     mc->cid = cid;
+    mc->tier = tier;
     mc->size = ompi_comm_size(ch->comm);
     mc->in = calloc(mc->size, sizeof(*mc->in));
     mc->out = calloc(mc->size, sizeof(*mc->out));
@@ -244,8 +251,9 @@ static void comm_put(mbox_comm_t *mc)
 void pnbc_mbox_comm_free(uint32_t cid)
 {
     pthread_mutex_lock(&mbox_lock);
-    for (mbox_comm_t *mc = mbox_comms; NULL != mc; mc = mc->next) {
-        if (mc->cid == cid && mc->live) {
+    for (mbox_comm_t *mc = mbox_comms, *next; NULL != mc; mc = next) {
+        next = mc->next;
+        if (mc->cid == cid && mc->live) {   /* each tier's */
             /* out of the directory now: the cid may soon name another
              * communicator (an action still bound -- a call never
              * completed before MPI_Finalize -- keeps the rest) */
@@ -253,19 +261,18 @@ void pnbc_mbox_comm_free(uint32_t cid)
             pnbc_shm_region_release(mc->own);
             mc->own = NULL;
             comm_put(mc);
-            break;
         }
     }
     pthread_mutex_unlock(&mbox_lock);
 }
 
-mbox_comm_t *pnbc_mbox_comm_hold(const pnbc_channel_t *ch, const pnbc_action_t *a)
+mbox_comm_t *pnbc_mbox_comm_hold(const pnbc_channel_t *ch, const pnbc_action_t *a, int tier)
 {
     pthread_mutex_lock(&mbox_lock);
-    mbox_comm_t *mc = comm_get(ch);
+    mbox_comm_t *mc = comm_get(ch, tier);
     if (NULL != mc && PNBC_ACT_SEND == a->kind && NULL == mc->out[a->peer]) {
         mbox_out_t *o = calloc(1, sizeof(*o));
-        const pnbc_channel_t key = { .comm = ch->comm, .tag = MBOX_TAG };
+        const pnbc_channel_t key = { .comm = ch->comm, .tag = mbox_tag(tier) };
         if (NULL != o && NULL != (o->region = pnbc_shm_region_new(&key, false))) {
             o->region->peer = ompi_comm_peer_lookup(ch->comm, a->peer)->super.proc_name;
             mc->out[a->peer] = o;

@@ -17,7 +17,13 @@
 BEGIN_C_DECLS
 
 #define MBOX_MAGIC      UINT64_C(0x31786f626d626e70)   /* "pnbmbox1" */
-#define MBOX_TAG        (PNBC_TAG_FIRST + 1)   /* its directory key: no request's tag */
+#define MBOX_TIERS      2   /* small cells; large cells (pnbc_mbox_tier()) */
+
+/* A tier's directory key: no request's tag. */
+static inline int mbox_tag(int tier)
+{
+    return PNBC_TAG_FIRST + 1 + tier;
+}
 #define MBOX_CELLS_MAX  1024
 
 /* The block: header | table[nrings] | rings; a ring: its `tail` line,
@@ -94,6 +100,7 @@ typedef struct mbox_out_t {     /* sender: one per receiver */
 
 typedef struct mbox_comm_t {
     uint32_t cid;
+    int tier;                   /* pnbc_mbox_tier(): which cells */
     int size;
     int refs;                   /* the communicator + bound actions */
     bool live;                  /* the communicator is not freed */
@@ -104,10 +111,10 @@ typedef struct mbox_comm_t {
     struct mbox_comm_t *next;
 } mbox_comm_t;
 
-/* common_pnbc_shm_mbox.c.  The per-communicator state: the first bind
- * makes it (receiver: and builds the block), each bound action holds a
- * reference; comm_free drops the communicator's. */
-mbox_comm_t *pnbc_mbox_comm_hold(const pnbc_channel_t *ch, const pnbc_action_t *a);
+/* common_pnbc_shm_mbox.c.  The per-communicator state of a tier: the
+ * first bind makes it (receiver: and builds the block), each bound action
+ * holds a reference; comm_free drops the communicator's. */
+mbox_comm_t *pnbc_mbox_comm_hold(const pnbc_channel_t *ch, const pnbc_action_t *a, int tier);
 void pnbc_mbox_comm_release(mbox_comm_t *mc);
 void pnbc_mbox_comm_free(uint32_t cid);
 /* Sender: where do our messages to o go (looked up until known)? */

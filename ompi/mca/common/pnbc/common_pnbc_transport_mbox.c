@@ -17,8 +17,9 @@
  * the message out by the call's key -- whatever instance either side
  * runs the call with.
  *
- * Layout (one block per communicator in the receiver's pool, published
- * under (cid, MBOX_TAG), built at the first bind of a receive):
+ * Layout (one block per communicator and tier in the receiver's pool,
+ * published under (cid, mbox_tag(tier)), built at the first bind of a
+ * receive of that tier):
  *
  *     header | table[nrings] {sender, offset}
  *            | ring: tail | cell 0 | cell 1 | ...    per on-node sender
@@ -41,12 +42,17 @@
  * through the header's `wanted`.  So no call waits for one that is not
  * running.
  *
- * Agreement: messages below coll_pnbc_nbc_shm_min_bytes of a retagged
- * schedule, intracommunicator, same node and job, with
- * coll_pnbc_nbc_mailbox_cells > 0 (all must be equal everywhere).  A
- * receiver whose pool has no room for the block publishes the fallback
- * (or its marker file); both sides then carry these messages over pml
- * on a tag window of their own (pnbc_mbox_fallback_tag()).
+ * Agreement: messages of a retagged schedule, intracommunicator, same
+ * node and job (pnbc_mbox_tier(); the parameters must be equal
+ * everywhere): tier 0, coll_pnbc_nbc_mailbox_cells cells, takes those
+ * below coll_pnbc_nbc_shm_min_bytes; tier 1, coll_pnbc_nbc_mailbox_large_cells
+ * cells of coll_pnbc_nbc_mailbox_large_bytes, those of collectives whose
+ * senders gain from running ahead (pnbc_large_msgs_t.retag_eager: reduce,
+ * whose root would otherwise fold each message while its sender waits)
+ * up to that size.  A receiver whose pool has no room for a tier's block
+ * publishes the fallback (or its marker file); both sides then carry
+ * these messages over pml on a tag window of their own, one per tier
+ * (pnbc_mbox_fallback_tag()).
  *
  * Lifetime: the block and the pair state live as long as the
  * communicator (pnbc_transport_comm_free(), from the coll module's
@@ -72,6 +78,10 @@ typedef struct mbox_act_t {
     opal_convertor_t *conv;
     pnbc_channel_t ch;
     ompi_request_t *req;        /* the pml fallback's */
+    int tier;                   /* pnbc_mbox_tier() */
+    /* RECV folding its message into a reduction straight from the cell
+     * (a->fold, see mbox_commit); NULL: copy it out */
+    shm_fold_t *fold;
     bool done;
     int err;
 } mbox_act_t;
@@ -84,15 +94,26 @@ typedef struct mbox_act_t {
  * a tag of their own they keep schedule order among themselves. */
 static int fallback_post(pnbc_action_t *a, mbox_act_t *t)
 {
-    return pnbc_shm_fallback_post(a, &t->ch, pnbc_mbox_fallback_tag(pnbc_channel_tag(&t->ch, a)),
+    return pnbc_shm_fallback_post(a, &t->ch, pnbc_mbox_fallback_tag(pnbc_channel_tag(&t->ch, a), t->tier),
                                   &t->req);
 }
 
 static void recv_deliver(void *arg, const char *data, uint64_t len)
 {
     mbox_act_t *t = arg;
+    const shm_fold_t *f = t->fold;
     if (OPAL_UNLIKELY(len > t->bytes)) {
         t->err = MPI_ERR_TRUNCATE;
+    } else if (NULL != f) {
+        /* the whole message is in the cell: acc = data (op) acc, or
+         * landing = operand (op) data (for a user op the 3-buffer form
+         * computes source2 (op) source1) */
+        const int n = (int) (len / f->elsize);
+        if (NULL != f->acc) {
+            ompi_op_reduce(f->op, (void *) data, f->acc, n, f->dtype);
+        } else {
+            ompi_3buff_op_reduce(f->op, (void *) data, f->operand, t->flat, n, f->dtype);
+        }
     } else if (NULL != t->flat) {
         pnbc_copy(t->flat, data, len);
     } else if (len > 0 && pnbc_convert_part(t->conv, (void *) data, len, 0, false) != len) {
@@ -146,8 +167,8 @@ static bool mbox_bind(pnbc_action_t *a, const pnbc_channel_t *ch)
     const size_t bytes = (NULL == a->buf.dtype) ? 0 : a->buf.count * a->buf.dtype->super.size;
 
     /* Both sides decide alike (see the top of this file). */
-    if (!ch->retag || ch->sizes_may_differ || mca_common_pnbc_params.nbc_mailbox_cells <= 0 ||
-        bytes >= (size_t) mca_common_pnbc_params.shm_retag_min_bytes || !pnbc_shm_peer_ok(a, ch)) {
+    const int tier = ch->retag ? pnbc_mbox_tier(ch, bytes) : -1;
+    if (tier < 0 || ch->sizes_may_differ || !pnbc_shm_peer_ok(a, ch)) {
         return false;
     }
     /* Ours from here on; a failure leaves tstate.ptr NULL and fails the
@@ -156,12 +177,12 @@ static bool mbox_bind(pnbc_action_t *a, const pnbc_channel_t *ch)
     if (NULL == t) {
         return true;
     }
-    *t = (mbox_act_t) { .bytes = bytes, .ch = *ch };
+    *t = (mbox_act_t) { .bytes = bytes, .ch = *ch, .tier = tier };
     if (!pnbc_shm_bind_data(a, bytes, &t->flat, &t->conv)) {
         free(t);
         return true;
     }
-    t->mc = pnbc_mbox_comm_hold(ch, a);
+    t->mc = pnbc_mbox_comm_hold(ch, a, tier);
     if (NULL == t->mc) {
         if (NULL != t->conv) {
             OBJ_RELEASE(t->conv);
@@ -178,10 +199,31 @@ static bool mbox_bind(pnbc_action_t *a, const pnbc_channel_t *ch)
     return true;
 }
 
+/* A receive through a ring (not the pml fallback, known at bind) whose
+ * REDUCE commit found foldable (a->fold, find_folds()) does it while
+ * taking the message from its cell: no copy out, no second pass. */
 static int mbox_commit(pnbc_schedule_t *s, const pnbc_channel_t *ch)
 {
     (void) ch;
-    return pnbc_transport_bound_all(s, &pnbc_transport_mbox);     /* see mbox_bind */
+    const int rc = pnbc_transport_bound_all(s, &pnbc_transport_mbox);     /* see mbox_bind */
+    for (uint32_t i = 0; OMPI_SUCCESS == rc && i < s->nactions; ++i) {
+        pnbc_action_t *a = &s->actions[i];
+        mbox_act_t *t = a->tstate.ptr;
+        pnbc_action_t *x = a->fold;
+        if (a->transport != &pnbc_transport_mbox || PNBC_ACT_RECV != a->kind || NULL == x ||
+            NULL == t->in || NULL == t->flat || NULL == (t->fold = malloc(sizeof(*t->fold)))) {
+            continue;           /* its REDUCE runs as usual */
+        }
+        *t->fold = (shm_fold_t) { .op = x->op, .dtype = x->buf.dtype,
+                                  .elsize = x->buf.dtype->super.size };
+        if (x->src.addr == a->buf.addr) {
+            t->fold->acc = x->buf.addr;
+        } else {
+            t->fold->operand = x->src.addr;
+        }
+        x->folded = true;
+    }
+    return rc;
 }
 
 static void mbox_retag(pnbc_action_t *a, const pnbc_channel_t *ch)
@@ -226,14 +268,16 @@ static void mbox_unbind(pnbc_action_t *a)
         OBJ_RELEASE(t->conv);
     }
     pnbc_mbox_comm_release(t->mc);
+    free(t->fold);
     free(t);
     a->tstate.ptr = NULL;
 }
 
 const pnbc_transport_t pnbc_transport_mbox = {
     .name = "mbox",
-    /* a SEND is done once its message is in the receiver's ring */
-    .caps = PNBC_TCAP_EAGER_SEND,
+    /* a SEND is done once its message is in the receiver's ring; a RECV
+     * can fold it into a reduction from the cell */
+    .caps = PNBC_TCAP_EAGER_SEND | PNBC_TCAP_FOLD,
     .bind = mbox_bind,
     .commit = mbox_commit,
     .post = mbox_post,
