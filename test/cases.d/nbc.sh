@@ -30,7 +30,7 @@
 #                          pool share too small for it (published
 #                          fallback: pml on the mirrored tag)
 #   nbc-mbox-large-fallback-np3, nbc-mbox-large1-np3, nbc-noncomm-large1-np3
-#                          ireduce's messages of 8 KiB to 64 KiB through the
+#                          ibcast's and ireduce's messages of 8-64 KiB through the
 #                          mailbox's large cells (folded into the result from
 #                          the cell): a share with room for the small cells'
 #                          block only (fallback on the large cells' own tag
@@ -142,7 +142,7 @@ run_case nbc-mbox-fallback-np3 bash -c "$nbc_expect" nbc-expect nbc-mbox-fallbac
     "nonblocking messages for small cells to this rank go through pml \(the shm pool is full\)" \
     "$MPIRUN" $(mpiargs 3) --mca coll_pnbc_shm_pool_comm_bytes 65536 --mca coll_pnbc_verbose 1 \
     "$(bin nbc_test)" 20
-# the same for the large cells (ireduce's messages of 8 KiB to 64 KiB): a
+# the same for the large cells (ibcast's and ireduce's messages of 8-64 KiB): a
 # 256 KiB share holds the small cells' block, not the large one's
 # shellcheck disable=SC2046
 run_case nbc-mbox-large-fallback-np3 bash -c "$nbc_expect" nbc-expect nbc-mbox-large-fallback \

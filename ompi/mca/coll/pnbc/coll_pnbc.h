@@ -86,9 +86,10 @@ OMPI_MODULE_DECLSPEC extern mca_coll_pnbc_component_t mca_coll_pnbc_component;
  *                                            nonblocking calls stream
  *                                            instead of reading in one
  *                                            copy (pnbc_large_msgs_t.chained)
- *             PNBC_LARGE_STREAMED_EAGER(box) as PNBC_LARGE_STREAMED; and its
- *                                            nonblocking calls' messages up
- *                                            to coll_pnbc_nbc_mailbox_large_bytes
+ *             PNBC_LARGE_PML_EAGER(box),     as PNBC_LARGE_PML / _STREAMED;
+ *             PNBC_LARGE_STREAMED_EAGER(box) and their nonblocking calls'
+ *                                            messages up to
+ *                                            coll_pnbc_nbc_mailbox_large_bytes
  *                                            take the mailbox's large cells
  *                                            (pnbc_large_msgs_t.retag_eager)
  *
@@ -106,7 +107,7 @@ OMPI_MODULE_DECLSPEC extern mca_coll_pnbc_component_t mca_coll_pnbc_component;
  */
 #define PNBC_COLLECTIVES(X) \
     X(BARRIER,              barrier,              INTER, PNBC_LARGE_PML(16384)) \
-    X(BCAST,                bcast,                INTER, PNBC_LARGE_PML(65536)) \
+    X(BCAST,                bcast,                INTER, PNBC_LARGE_PML_EAGER(65536)) \
     X(REDUCE,               reduce,               INTER, PNBC_LARGE_STREAMED_EAGER(65536)) \
     X(ALLREDUCE,            allreduce,            INTER, PNBC_LARGE_PML_CHAINED(65536)) \
     X(GATHER,               gather,               INTER, PNBC_LARGE_SENDER_WRITES(32768)) \
@@ -135,6 +136,7 @@ OMPI_MODULE_DECLSPEC extern mca_coll_pnbc_component_t mca_coll_pnbc_component;
 #define PNBC_LARGE_SENDER_WRITES(box) { box, SIZE_MAX, false, true }
 #define PNBC_LARGE_STREAMED(box) { box, SIZE_MAX, false, false }
 #define PNBC_LARGE_PML_CHAINED(box) { box, 0, false, false, true, false }
+#define PNBC_LARGE_PML_EAGER(box) { box, 0, false, false, false, true }
 #define PNBC_LARGE_STREAMED_EAGER(box) { box, SIZE_MAX, false, false, false, true }
 
 typedef enum {

@@ -107,7 +107,7 @@ static int pnbc_register(void)
         MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_5,
         MCA_BASE_VAR_SCOPE_ALL_EQ, &e->nbc_mailbox_cells);
     (void) mca_base_component_var_register(&c->super.collm_version, "nbc_mailbox_large_cells",
-        "Nonblocking collectives whose senders gain from running ahead (reduce): on-node "
+        "Nonblocking collectives whose senders gain from running ahead (bcast, reduce): on-node "
         "messages from coll_pnbc_nbc_shm_min_bytes up to coll_pnbc_nbc_mailbox_large_bytes "
         "go through a second mailbox ring of this many cells (rounded up to a power of two) "
         "per pair of processes and communicator, instead of slots paired per call (0: paired; "

@@ -47,9 +47,10 @@
  * everywhere): tier 0, coll_pnbc_nbc_mailbox_cells cells, takes those
  * below coll_pnbc_nbc_shm_min_bytes; tier 1, coll_pnbc_nbc_mailbox_large_cells
  * cells of coll_pnbc_nbc_mailbox_large_bytes, those of collectives whose
- * senders gain from running ahead (pnbc_large_msgs_t.retag_eager: reduce,
- * whose root would otherwise fold each message while its sender waits)
- * up to that size.  A receiver whose pool has no room for a tier's block
+ * senders gain from running ahead (pnbc_large_msgs_t.retag_eager: bcast,
+ * whose root would otherwise wait for each receiver's call, and reduce,
+ * whose root would fold each message while its sender waits) up to that
+ * size.  A receiver whose pool has no room for a tier's block
  * publishes the fallback (or its marker file); both sides then carry
  * these messages over pml on a tag window of their own, one per tier
  * (pnbc_mbox_fallback_tag()).
