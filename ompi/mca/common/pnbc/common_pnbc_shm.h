@@ -447,6 +447,9 @@ bool pnbc_shm_send_offer_answered(shm_action_t *t);
 bool pnbc_shm_recv_take_offer(shm_action_t *t, shm_box_t *box, uint64_t q);
 void pnbc_shm_recv_fold(shm_action_t *t, const char *data, uint64_t len);
 void pnbc_shm_recv_take_fold(pnbc_action_t *a, shm_action_t *t);
+shm_fold_t *pnbc_shm_fold_take(pnbc_action_t *a, shm_fold_t *f);
+void pnbc_shm_fold_run(const shm_fold_t *f, const char *data, uint64_t at, uint64_t n,
+                       char *landing);
 
 END_C_DECLS
 

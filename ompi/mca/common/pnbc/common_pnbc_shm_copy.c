@@ -35,7 +35,7 @@ uint64_t pnbc_shm_pid_namespace(void)
  * processes that must meet (an offer is read only while its sender
  * waits) often wait for the other to be scheduled: a collective whose
  * nonblocking calls chain such meetings round after round streams its
- * messages instead (pnbc_large_msgs_t.retag_offer_oversubscribed).
+ * messages instead (pnbc_large_msgs_t.chained).
  * coll_pnbc_oversubscribed: -1 finds out, 0 no, 1 yes. */
 bool pnbc_shm_oversubscribed(void)
 {
@@ -241,18 +241,24 @@ bool pnbc_shm_recv_take_offer(shm_action_t *t, shm_box_t *box, uint64_t q)
     return read;
 }
 
-/* Fold `n` whole elements that start `at` bytes into the message. */
-static void fold_elements(shm_action_t *t, const char *data, uint64_t at, uint64_t n)
+/* Fold `n` whole elements that start `at` bytes into the message:
+ * acc = data (op) acc, or landing = operand (op) data (for a user op the
+ * 3-buffer form computes source2 (op) source1).  Shared with the mailbox,
+ * which folds a whole message from its cell. */
+void pnbc_shm_fold_run(const shm_fold_t *f, const char *data, uint64_t at, uint64_t n,
+                       char *landing)
 {
-    const shm_fold_t *f = t->fold;
     if (NULL != f->acc) {
         ompi_op_reduce(f->op, (void *) data, f->acc + at, (int) n, f->dtype);
     } else {
-        /* landing = operand (op) data; for a user op the 3-buffer form
-         * computes source2 (op) source1 */
-        ompi_3buff_op_reduce(f->op, (void *) data, f->operand + at,
-                             (char *) t->flat + at, (int) n, f->dtype);
+        ompi_3buff_op_reduce(f->op, (void *) data, f->operand + at, landing + at, (int) n,
+                             f->dtype);
     }
+}
+
+static void fold_elements(shm_action_t *t, const char *data, uint64_t at, uint64_t n)
+{
+    pnbc_shm_fold_run(t->fold, data, at, n, t->flat);
 }
 
 /* Receiver: reduce the fragment's data into the result straight from the
@@ -280,19 +286,18 @@ void pnbc_shm_recv_fold(shm_action_t *t, const char *data, uint64_t len)
     t->moved += len;
 }
 
-/* Receiver: do the REDUCE that consumes this message (a->fold, see
- * find_folds()) while copying the message out of the boxes -- instead of
- * copying it to its landing zone and reducing it in the next round. */
-void pnbc_shm_recv_take_fold(pnbc_action_t *a, shm_action_t *t)
+/* Receiver: take over the REDUCE that consumes RECV a's message (a->fold,
+ * see find_folds()), to do it while the message is taken out of the
+ * transport's buffers instead of copying it to its landing zone and
+ * reducing it in the next round.  f: the receive's state to reuse, or
+ * NULL; returns it filled in, or NULL (out of memory: the REDUCE runs as
+ * usual).  The slots and the mailbox share it. */
+shm_fold_t *pnbc_shm_fold_take(pnbc_action_t *a, shm_fold_t *f)
 {
     pnbc_action_t *x = a->fold;
-    if (NULL == x) {
-        return;
+    if (NULL == f && NULL == (f = calloc(1, sizeof(*f)))) {
+        return NULL;
     }
-    if (NULL == t->fold && NULL == (t->fold = calloc(1, sizeof(*t->fold)))) {
-        return;                 /* its REDUCE runs as usual */
-    }
-    shm_fold_t *f = t->fold;
     f->op = x->op;
     f->dtype = x->buf.dtype;
     f->elsize = x->buf.dtype->super.size;
@@ -303,4 +308,12 @@ void pnbc_shm_recv_take_fold(pnbc_action_t *a, shm_action_t *t)
         f->operand = x->src.addr;
     }
     x->folded = true;
+    return f;
+}
+
+void pnbc_shm_recv_take_fold(pnbc_action_t *a, shm_action_t *t)
+{
+    if (NULL != a->fold) {
+        t->fold = pnbc_shm_fold_take(a, t->fold);
+    }
 }

@@ -17,9 +17,7 @@
 BEGIN_C_DECLS
 
 #define MBOX_MAGIC      UINT64_C(0x31786f626d626e70)   /* "pnbmbox1" */
-#define MBOX_TIERS      2   /* small cells; large cells (pnbc_mbox_tier()) */
-
-/* A tier's directory key: no request's tag. */
+/* A tier's (pnbc_mbox_tier()) directory key: no request's tag. */
 static inline int mbox_tag(int tier)
 {
     return PNBC_TAG_FIRST + 1 + tier;

@@ -95,8 +95,8 @@ typedef struct mbox_act_t {
  * a tag of their own they keep schedule order among themselves. */
 static int fallback_post(pnbc_action_t *a, mbox_act_t *t)
 {
-    return pnbc_shm_fallback_post(a, &t->ch, pnbc_mbox_fallback_tag(pnbc_channel_tag(&t->ch, a), t->tier),
-                                  &t->req);
+    const int tag = pnbc_mbox_fallback_tag(pnbc_channel_tag(&t->ch, a), t->tier);
+    return pnbc_shm_fallback_post(a, &t->ch, tag, &t->req);
 }
 
 static void recv_deliver(void *arg, const char *data, uint64_t len)
@@ -106,15 +106,7 @@ static void recv_deliver(void *arg, const char *data, uint64_t len)
     if (OPAL_UNLIKELY(len > t->bytes)) {
         t->err = MPI_ERR_TRUNCATE;
     } else if (NULL != f) {
-        /* the whole message is in the cell: acc = data (op) acc, or
-         * landing = operand (op) data (for a user op the 3-buffer form
-         * computes source2 (op) source1) */
-        const int n = (int) (len / f->elsize);
-        if (NULL != f->acc) {
-            ompi_op_reduce(f->op, (void *) data, f->acc, n, f->dtype);
-        } else {
-            ompi_3buff_op_reduce(f->op, (void *) data, f->operand, t->flat, n, f->dtype);
-        }
+        pnbc_shm_fold_run(f, data, 0, len / f->elsize, t->flat);   /* all of it is here */
     } else if (NULL != t->flat) {
         pnbc_copy(t->flat, data, len);
     } else if (len > 0 && pnbc_convert_part(t->conv, (void *) data, len, 0, false) != len) {
@@ -210,19 +202,10 @@ static int mbox_commit(pnbc_schedule_t *s, const pnbc_channel_t *ch)
     for (uint32_t i = 0; OMPI_SUCCESS == rc && i < s->nactions; ++i) {
         pnbc_action_t *a = &s->actions[i];
         mbox_act_t *t = a->tstate.ptr;
-        pnbc_action_t *x = a->fold;
-        if (a->transport != &pnbc_transport_mbox || PNBC_ACT_RECV != a->kind || NULL == x ||
-            NULL == t->in || NULL == t->flat || NULL == (t->fold = malloc(sizeof(*t->fold)))) {
-            continue;           /* its REDUCE runs as usual */
+        if (a->transport == &pnbc_transport_mbox && PNBC_ACT_RECV == a->kind &&
+            NULL != a->fold && NULL != t->in && NULL != t->flat) {
+            t->fold = pnbc_shm_fold_take(a, NULL);  /* NULL: its REDUCE runs as usual */
         }
-        *t->fold = (shm_fold_t) { .op = x->op, .dtype = x->buf.dtype,
-                                  .elsize = x->buf.dtype->super.size };
-        if (x->src.addr == a->buf.addr) {
-            t->fold->acc = x->buf.addr;
-        } else {
-            t->fold->operand = x->src.addr;
-        }
-        x->folded = true;
     }
     return rc;
 }
