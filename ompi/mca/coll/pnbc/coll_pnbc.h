@@ -129,15 +129,18 @@ OMPI_MODULE_DECLSPEC extern mca_coll_pnbc_component_t mca_coll_pnbc_component;
     X(NEIGHBOR_ALLTOALLV,   neighbor_alltoallv,   INTRA, PNBC_LARGE_PML(16384)) \
     X(NEIGHBOR_ALLTOALLW,   neighbor_alltoallw,   INTRA, PNBC_LARGE_PML(16384))
 
-/* pnbc_large_msgs_t initialisers (fields: box_max, shm_max, single_copy,
- * sender_writes, chained, retag_eager) */
-#define PNBC_LARGE_PML(box) { box, 0, false, false }
-#define PNBC_LARGE_SINGLE_COPY(box, max) { box, max, true, false }
-#define PNBC_LARGE_SENDER_WRITES(box) { box, SIZE_MAX, false, true }
-#define PNBC_LARGE_STREAMED(box) { box, SIZE_MAX, false, false }
-#define PNBC_LARGE_PML_CHAINED(box) { box, 0, false, false, true, false }
-#define PNBC_LARGE_PML_EAGER(box) { box, 0, false, false, false, true }
-#define PNBC_LARGE_STREAMED_EAGER(box) { box, SIZE_MAX, false, false, false, true }
+/* pnbc_large_msgs_t initialisers: up to box_max bytes through one box,
+ * larger ones through the PML (shm_max 0) or shm (up to shm_max); the
+ * flags not named are false. */
+#define PNBC_LARGE_PML(box)              { .box_max = (box), .shm_max = 0 }
+#define PNBC_LARGE_PML_CHAINED(box)      { .box_max = (box), .shm_max = 0, .chained = true }
+#define PNBC_LARGE_PML_EAGER(box)        { .box_max = (box), .shm_max = 0, .retag_eager = true }
+#define PNBC_LARGE_STREAMED(box)         { .box_max = (box), .shm_max = SIZE_MAX }
+#define PNBC_LARGE_STREAMED_EAGER(box)   { .box_max = (box), .shm_max = SIZE_MAX, \
+                                           .retag_eager = true }
+#define PNBC_LARGE_SENDER_WRITES(box)    { .box_max = (box), .shm_max = SIZE_MAX, \
+                                           .sender_writes = true }
+#define PNBC_LARGE_SINGLE_COPY(box, max) { .box_max = (box), .shm_max = (max), .single_copy = true }
 
 typedef enum {
 #define PNBC_COLL_ENUM(ID, name, groups, large) PNBC_##ID,

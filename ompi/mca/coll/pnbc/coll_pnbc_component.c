@@ -45,150 +45,169 @@ mca_coll_pnbc_component_t mca_coll_pnbc_component = {
     .cache_bytes = 64 << 20,
 };
 
-static int pnbc_register(void)
-{
-    mca_coll_pnbc_component_t *c = &mca_coll_pnbc_component;
-    pnbc_engine_params_t *e = &mca_common_pnbc_params;
+/* One MCA parameter of the component: its name (after coll_pnbc_), help
+ * text, type, info level, scope and storage; pnbc_register() registers
+ * them all in this order, each with its storage's initial value as its
+ * default. */
+typedef struct pnbc_param_t {
+    const char *name;
+    const char *help;
+    mca_base_var_type_t type;
+    mca_base_var_info_lvl_t level;
+    mca_base_var_scope_t scope;
+    void *storage;
+} pnbc_param_t;
 
-    (void) mca_base_component_var_register(&c->super.collm_version, "priority",
-        "Priority of the pnbc coll component (libnbc's is 10; --mca coll ^pnbc "
-        "disables pnbc)",
-        MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_9,
-        MCA_BASE_VAR_SCOPE_READONLY, &c->priority);
-    (void) mca_base_component_var_register(&c->super.collm_version, "verbose",
-        "Verbosity of pnbc: at 1 or more, one line per *_init naming the collective, "
-        "the algorithm chosen and the communicator size; at 2, also how many of its "
-        "messages use the shared memory transport, one line per nonblocking call that "
-        "missed the schedule cache, and the cache's hits, misses and evictions when "
-        "its communicator is freed",
-        MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_9,
-        MCA_BASE_VAR_SCOPE_LOCAL, &e->verbose);
-    (void) mca_base_component_var_register(&c->super.collm_version, "segsize",
-        "Pipeline segment size in bytes for segmented algorithms (0: each algorithm's "
-        "own default); the MPI_Info key pnbc_segsize overrides it per request",
-        MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_5,
-        MCA_BASE_VAR_SCOPE_ALL, &c->segsize);
-    (void) mca_base_component_var_register(&c->super.collm_version, "cache_entries",
-        "Nonblocking collectives: committed schedules kept per communicator for calls "
-        "repeated with the same arguments (least recently used evicted first; 0: no "
-        "cache, every call builds its schedule)",
-        MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_5,
-        MCA_BASE_VAR_SCOPE_ALL, &c->cache_entries);
-    (void) mca_base_component_var_register(&c->super.collm_version, "cache_bytes",
-        "Nonblocking collectives: bytes of the schedules kept per communicator "
-        "(schedules, temporary buffers, keys; 0: no cache)",
-        MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_5,
-        MCA_BASE_VAR_SCOPE_ALL, &c->cache_bytes);
+static const pnbc_param_t pnbc_params[] = {
+    { "priority",
+      "Priority of the pnbc coll component (libnbc's is 10; --mca coll ^pnbc "
+      "disables pnbc)",
+      MCA_BASE_VAR_TYPE_INT, OPAL_INFO_LVL_9, MCA_BASE_VAR_SCOPE_READONLY,
+      &mca_coll_pnbc_component.priority },
+    { "verbose",
+      "Verbosity of pnbc: at 1 or more, one line per *_init naming the collective, "
+      "the algorithm chosen and the communicator size; at 2, also how many of its "
+      "messages use the shared memory transport, one line per nonblocking call that "
+      "missed the schedule cache, and the cache's hits, misses and evictions when "
+      "its communicator is freed",
+      MCA_BASE_VAR_TYPE_INT, OPAL_INFO_LVL_9, MCA_BASE_VAR_SCOPE_LOCAL,
+      &mca_common_pnbc_params.verbose },
+    { "segsize",
+      "Pipeline segment size in bytes for segmented algorithms (0: each algorithm's "
+      "own default); the MPI_Info key pnbc_segsize overrides it per request",
+      MCA_BASE_VAR_TYPE_INT, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_ALL,
+      &mca_coll_pnbc_component.segsize },
+    { "cache_entries",
+      "Nonblocking collectives: committed schedules kept per communicator for calls "
+      "repeated with the same arguments (least recently used evicted first; 0: no "
+      "cache, every call builds its schedule)",
+      MCA_BASE_VAR_TYPE_INT, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_ALL,
+      &mca_coll_pnbc_component.cache_entries },
+    { "cache_bytes",
+      "Nonblocking collectives: bytes of the schedules kept per communicator "
+      "(schedules, temporary buffers, keys; 0: no cache)",
+      MCA_BASE_VAR_TYPE_INT, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_ALL,
+      &mca_coll_pnbc_component.cache_bytes },
     /* Both sides of a message choose its transport alone: these two must
      * be equal on all processes. */
-    (void) mca_base_component_var_register(&c->super.collm_version, "shm",
-        "Carry messages between processes of the same node through shared memory "
-        "slots set up at init (0: all messages go through the PML). Must be the "
-        "same on all processes",
-        MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_5,
-        MCA_BASE_VAR_SCOPE_ALL_EQ, &e->shm);
-    (void) mca_base_component_var_register(&c->super.collm_version, "shm_max_bytes",
-        "Largest message (bytes) carried by the shared memory transport; larger ones "
-        "go through the PML (vader: single copy). Must be the same on all processes",
-        MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_5,
-        MCA_BASE_VAR_SCOPE_ALL_EQ, &e->shm_max_bytes);
-    (void) mca_base_component_var_register(&c->super.collm_version, "nbc_shm_min_bytes",
-        "Nonblocking collectives: smallest on-node message paired per call with the "
-        "receiver's cached instance through the shared memory slots; smaller ones go "
-        "through the mailbox (coll_pnbc_nbc_mailbox_cells), where a sender writes at once, "
-        "and set its cell size (docs/nbc.md). Must be the same on all processes",
-        MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_5,
-        MCA_BASE_VAR_SCOPE_ALL_EQ, &e->shm_retag_min_bytes);
-    (void) mca_base_component_var_register(&c->super.collm_version, "nbc_mailbox_cells",
-        "Nonblocking collectives: on-node messages below coll_pnbc_nbc_shm_min_bytes go "
-        "through a ring of this many cells (rounded up to a power of two) per pair of "
-        "processes and communicator, matched by the call, so a sender writes at once "
-        "(0: through the PML). Must be the same on all processes",
-        MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_5,
-        MCA_BASE_VAR_SCOPE_ALL_EQ, &e->nbc_mailbox_cells);
-    (void) mca_base_component_var_register(&c->super.collm_version, "nbc_mailbox_large_cells",
-        "Nonblocking collectives whose senders gain from running ahead (bcast, reduce): on-node "
-        "messages from coll_pnbc_nbc_shm_min_bytes up to coll_pnbc_nbc_mailbox_large_bytes "
-        "go through a second mailbox ring of this many cells (rounded up to a power of two) "
-        "per pair of processes and communicator, instead of slots paired per call (0: paired; "
-        "must be the same on all processes; docs/nbc.md)",
-        MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_5,
-        MCA_BASE_VAR_SCOPE_ALL_EQ, &e->nbc_mailbox_large_cells);
-    (void) mca_base_component_var_register(&c->super.collm_version, "nbc_mailbox_large_bytes",
-        "Nonblocking collectives: the size of a cell of the mailbox's large ring "
-        "(coll_pnbc_nbc_mailbox_large_cells); must be the same on all processes",
-        MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_5,
-        MCA_BASE_VAR_SCOPE_ALL_EQ, &e->nbc_mailbox_large_bytes);
-    (void) mca_base_component_var_register(&c->super.collm_version, "nbc_single_copy_min_bytes",
-        "Nonblocking collectives: on-node messages of at least this many bytes paired "
-        "through the shared memory slots are read in one copy from the sender's buffer "
-        "(process_vm_readv; coll_pnbc_shm_single_copy) where its data is in one piece, "
-        "instead of two copies through the slot's boxes, which a call cannot overlap with "
-        "the next (0: never; docs/nbc.md)",
-        MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_5,
-        MCA_BASE_VAR_SCOPE_ALL, &e->nbc_single_copy_min_bytes);
-    (void) mca_base_component_var_register(&c->super.collm_version, "oversubscribed",
-        "Whether this node runs more of the job's processes than it has CPUs, where two "
-        "processes that must meet often wait for the other to be scheduled: nonblocking "
-        "allreduce then streams its on-node messages instead of reading them in one copy "
-        "(-1 = find out: local processes > online CPUs, 0 = no, 1 = yes; docs/nbc.md)",
-        MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_5,
-        MCA_BASE_VAR_SCOPE_ALL, &e->oversubscribed);
-    (void) mca_base_component_var_register(&c->super.collm_version, "progress_park_min",
-        "From this many active pnbc requests on, a request whose in-flight messages all "
-        "wait on one peer's shared-memory bell (or on the PML) is polled only after that "
-        "bell rang, so the cost of progress does not grow with requests that cannot "
-        "advance (0: poll every active request at every pass; docs/many/progress.md)",
-        MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_5,
-        MCA_BASE_VAR_SCOPE_ALL, &e->progress_park_min);
-    (void) mca_base_component_var_register(&c->super.collm_version, "shm_frag_bytes",
-        "Shared memory transport: messages up to this size go through one box (copy "
-        "in, copy out); larger ones, for the collectives that take them, are read "
-        "straight from the sender's buffer (coll_pnbc_shm_single_copy) or stream "
-        "through boxes of coll_pnbc_shm_stream_frag_bytes. 0: each collective's own "
-        "measured size (16 KiB, 64 KiB for bcast, reduce and allreduce); else at least "
-        "1024. Must be the same on all processes",
-        MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_5,
-        MCA_BASE_VAR_SCOPE_ALL_EQ, &e->shm_frag_bytes);
+    { "shm",
+      "Carry messages between processes of the same node through shared memory "
+      "slots set up at init (0: all messages go through the PML). Must be the "
+      "same on all processes",
+      MCA_BASE_VAR_TYPE_INT, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_ALL_EQ,
+      &mca_common_pnbc_params.shm },
+    { "shm_max_bytes",
+      "Largest message (bytes) carried by the shared memory transport; larger ones "
+      "go through the PML (vader: single copy). Must be the same on all processes",
+      MCA_BASE_VAR_TYPE_INT, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_ALL_EQ,
+      &mca_common_pnbc_params.shm_max_bytes },
+    { "nbc_shm_min_bytes",
+      "Nonblocking collectives: smallest on-node message paired per call with the "
+      "receiver's cached instance through the shared memory slots; smaller ones go "
+      "through the mailbox (coll_pnbc_nbc_mailbox_cells), where a sender writes at once, "
+      "and set its cell size (docs/nbc.md). Must be the same on all processes",
+      MCA_BASE_VAR_TYPE_INT, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_ALL_EQ,
+      &mca_common_pnbc_params.shm_retag_min_bytes },
+    { "nbc_mailbox_cells",
+      "Nonblocking collectives: on-node messages below coll_pnbc_nbc_shm_min_bytes go "
+      "through a ring of this many cells (rounded up to a power of two) per pair of "
+      "processes and communicator, matched by the call, so a sender writes at once "
+      "(0: through the PML). Must be the same on all processes",
+      MCA_BASE_VAR_TYPE_INT, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_ALL_EQ,
+      &mca_common_pnbc_params.nbc_mailbox_cells },
+    { "nbc_mailbox_large_cells",
+      "Nonblocking collectives whose senders gain from running ahead (bcast, reduce): on-node "
+      "messages from coll_pnbc_nbc_shm_min_bytes up to coll_pnbc_nbc_mailbox_large_bytes "
+      "go through a second mailbox ring of this many cells (rounded up to a power of two) "
+      "per pair of processes and communicator, instead of slots paired per call (0: paired; "
+      "must be the same on all processes; docs/nbc.md)",
+      MCA_BASE_VAR_TYPE_INT, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_ALL_EQ,
+      &mca_common_pnbc_params.nbc_mailbox_large_cells },
+    { "nbc_mailbox_large_bytes",
+      "Nonblocking collectives: the size of a cell of the mailbox's large ring "
+      "(coll_pnbc_nbc_mailbox_large_cells); must be the same on all processes",
+      MCA_BASE_VAR_TYPE_INT, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_ALL_EQ,
+      &mca_common_pnbc_params.nbc_mailbox_large_bytes },
+    { "nbc_single_copy_min_bytes",
+      "Nonblocking collectives: on-node messages of at least this many bytes paired "
+      "through the shared memory slots are read in one copy from the sender's buffer "
+      "(process_vm_readv; coll_pnbc_shm_single_copy) where its data is in one piece, "
+      "instead of two copies through the slot's boxes, which a call cannot overlap with "
+      "the next (0: never; docs/nbc.md)",
+      MCA_BASE_VAR_TYPE_INT, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_ALL,
+      &mca_common_pnbc_params.nbc_single_copy_min_bytes },
+    { "oversubscribed",
+      "Whether this node runs more of the job's processes than it has CPUs, where two "
+      "processes that must meet often wait for the other to be scheduled: nonblocking "
+      "allreduce then streams its on-node messages instead of reading them in one copy "
+      "(-1 = find out: local processes > online CPUs, 0 = no, 1 = yes; docs/nbc.md)",
+      MCA_BASE_VAR_TYPE_INT, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_ALL,
+      &mca_common_pnbc_params.oversubscribed },
+    { "progress_park_min",
+      "From this many active pnbc requests on, a request whose in-flight messages all "
+      "wait on one peer's shared-memory bell (or on the PML) is polled only after that "
+      "bell rang, so the cost of progress does not grow with requests that cannot "
+      "advance (0: poll every active request at every pass; docs/many/progress.md)",
+      MCA_BASE_VAR_TYPE_INT, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_ALL,
+      &mca_common_pnbc_params.progress_park_min },
+    { "shm_frag_bytes",
+      "Shared memory transport: messages up to this size go through one box (copy "
+      "in, copy out); larger ones, for the collectives that take them, are read "
+      "straight from the sender's buffer (coll_pnbc_shm_single_copy) or stream "
+      "through boxes of coll_pnbc_shm_stream_frag_bytes. 0: each collective's own "
+      "measured size (16 KiB, 64 KiB for bcast, reduce and allreduce); else at least "
+      "1024. Must be the same on all processes",
+      MCA_BASE_VAR_TYPE_INT, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_ALL_EQ,
+      &mca_common_pnbc_params.shm_frag_bytes },
     /* Only the receiver reads this one (its file tells the sender). */
-    (void) mca_base_component_var_register(&c->super.collm_version, "shm_stream_frag_bytes",
-        "Shared memory transport: box size for messages streamed in fragments, so that "
-        "the sender's copy in and the receiver's copy out (or reduction) of consecutive "
-        "fragments overlap (minimum 256)",
-        MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_5,
-        MCA_BASE_VAR_SCOPE_ALL, &e->shm_stream_frag_bytes);
+    { "shm_stream_frag_bytes",
+      "Shared memory transport: box size for messages streamed in fragments, so that "
+      "the sender's copy in and the receiver's copy out (or reduction) of consecutive "
+      "fragments overlap (minimum 256)",
+      MCA_BASE_VAR_TYPE_INT, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_ALL,
+      &mca_common_pnbc_params.shm_stream_frag_bytes },
     /* Each side decides alone: a receiver that cannot read refuses the
      * offer and the message streams instead. */
-    (void) mca_base_component_var_register(&c->super.collm_version, "shm_single_copy",
-        "Shared memory transport: copy messages larger than coll_pnbc_shm_frag_bytes "
-        "straight from the sender's buffer with process_vm_readv when both layouts "
-        "allow (0: always through boxes)",
-        MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_5,
-        MCA_BASE_VAR_SCOPE_ALL, &e->shm_single_copy);
+    { "shm_single_copy",
+      "Shared memory transport: copy messages larger than coll_pnbc_shm_frag_bytes "
+      "straight from the sender's buffer with process_vm_readv when both layouts "
+      "allow (0: always through boxes)",
+      MCA_BASE_VAR_TYPE_INT, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_ALL,
+      &mca_common_pnbc_params.shm_single_copy },
     /* The pool: each receiver sizes its own (its directory tells the
      * senders), so these may differ between processes. */
-    (void) mca_base_component_var_register(&c->super.collm_version, "shm_pool_comm_bytes",
-        "Shared memory transport: bytes of a process's pool that the requests of one "
-        "communicator may hold; a request that does not fit (or, with more than a "
-        "quarter used, gets fewer boxes per slot) sends through the PML "
-        "(said at coll_pnbc_verbose >= 1)",
-        MCA_BASE_VAR_TYPE_SIZE_T, NULL, 0, 0, OPAL_INFO_LVL_5,
-        MCA_BASE_VAR_SCOPE_ALL, &e->shm_pool_comm_bytes);
-    (void) mca_base_component_var_register(&c->super.collm_version, "shm_pool_node_bytes",
-        "Shared memory transport: bytes the job's pools on one node may take together "
-        "(split evenly between the job's processes there)",
-        MCA_BASE_VAR_TYPE_SIZE_T, NULL, 0, 0, OPAL_INFO_LVL_5,
-        MCA_BASE_VAR_SCOPE_ALL, &e->shm_pool_node_bytes);
-    (void) mca_base_component_var_register(&c->super.collm_version, "shm_pool_step_bytes",
-        "Shared memory transport: a pool grows by segments of this many bytes (one "
-        "file and one mapping each)",
-        MCA_BASE_VAR_TYPE_SIZE_T, NULL, 0, 0, OPAL_INFO_LVL_6,
-        MCA_BASE_VAR_SCOPE_ALL, &e->shm_pool_step_bytes);
-    (void) mca_base_component_var_register(&c->super.collm_version, "shm_pool_entries",
-        "Shared memory transport: live requests receiving through a process's pool "
-        "(the size of its directory); later ones fall back to a file each",
-        MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_6,
-        MCA_BASE_VAR_SCOPE_ALL, &e->shm_pool_entries);
+    { "shm_pool_comm_bytes",
+      "Shared memory transport: bytes of a process's pool that the requests of one "
+      "communicator may hold; a request that does not fit (or, with more than a "
+      "quarter used, gets fewer boxes per slot) sends through the PML "
+      "(said at coll_pnbc_verbose >= 1)",
+      MCA_BASE_VAR_TYPE_SIZE_T, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_ALL,
+      &mca_common_pnbc_params.shm_pool_comm_bytes },
+    { "shm_pool_node_bytes",
+      "Shared memory transport: bytes the job's pools on one node may take together "
+      "(split evenly between the job's processes there)",
+      MCA_BASE_VAR_TYPE_SIZE_T, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_ALL,
+      &mca_common_pnbc_params.shm_pool_node_bytes },
+    { "shm_pool_step_bytes",
+      "Shared memory transport: a pool grows by segments of this many bytes (one "
+      "file and one mapping each)",
+      MCA_BASE_VAR_TYPE_SIZE_T, OPAL_INFO_LVL_6, MCA_BASE_VAR_SCOPE_ALL,
+      &mca_common_pnbc_params.shm_pool_step_bytes },
+    { "shm_pool_entries",
+      "Shared memory transport: live requests receiving through a process's pool "
+      "(the size of its directory); later ones fall back to a file each",
+      MCA_BASE_VAR_TYPE_INT, OPAL_INFO_LVL_6, MCA_BASE_VAR_SCOPE_ALL,
+      &mca_common_pnbc_params.shm_pool_entries },
+};
+
+static int pnbc_register(void)
+{
+    for (size_t i = 0; i < sizeof(pnbc_params) / sizeof(pnbc_params[0]); ++i) {
+        const pnbc_param_t *p = &pnbc_params[i];
+        (void) mca_base_component_var_register(&mca_coll_pnbc_component.super.collm_version,
+                                               p->name, p->help, p->type, NULL, 0, 0,
+                                               p->level, p->scope, p->storage);
+    }
     mca_coll_pnbc_select_register();
     return OMPI_SUCCESS;
 }

@@ -301,29 +301,56 @@ static void gather_binomial_root(pnbc_schedule_t *s, const pnbc_coll_args_t *a,
     }
 }
 
+/* A rank below the root (virtual rank v): its subtree [v, v + span), its
+ * children, and the buffer the subtree's blocks meet in, in virtual
+ * order -- a leaf's own block as it is, else a temporary. */
+typedef struct tree_member_t {
+    int v, span, nchildren;
+    tree_child_t child[TREE_MAX_CHILDREN];
+    pnbc_ref_t acc;
+} tree_member_t;
+
+static void tree_member(pnbc_schedule_t *s, const pnbc_coll_args_t *a, const rooted_t *r,
+                        int v, tree_member_t *m)
+{
+    m->v = v;
+    m->span = tree_span(v, a->size);
+    m->nchildren = tree_children(v, a->size, m->child);
+    m->acc = pnbc_ref(r->one, 0);
+    if (m->span > 1) {
+        m->acc = pnbc_sched_tmp(s, (size_t) m->span * r->one_count, r->one_type);
+    }
+}
+
+/* A member's messages with its children: each child's subtree, at its
+ * place in acc, received from it (gather) or sent to it (scatter). */
+static void tree_member_children(pnbc_schedule_t *s, const pnbc_coll_args_t *a,
+                                 const rooted_t *r, const tree_member_t *m)
+{
+    for (int i = 0; i < m->nchildren; ++i) {
+        rooted_message(s, r, true,
+                       tree_block(m->acc, m->child[i].v - m->v, r->one_count, r->one_type),
+                       (size_t) m->child[i].span * r->one_count, r->one_type,
+                       tree_real(a, m->child[i].v));
+    }
+}
+
 /* Gather below the root: collect the subtree [v, v + span) in a
  * temporary (a leaf sends its sbuf as it is), then pass it up. */
 static void gather_binomial_member(pnbc_schedule_t *s, const pnbc_coll_args_t *a,
                                    const rooted_t *r, int v)
 {
-    const int span = tree_span(v, a->size);
-    tree_child_t child[TREE_MAX_CHILDREN];
-    const int nchildren = tree_children(v, a->size, child);
-    pnbc_ref_t acc = pnbc_ref(r->one, 0);
+    tree_member_t m;
 
-    if (span > 1) {
-        acc = pnbc_sched_tmp(s, (size_t) span * r->one_count, r->one_type);
+    tree_member(s, a, r, v, &m);
+    if (m.span > 1) {
         pnbc_sched_round(s);
-        pnbc_sched_copy(s, pnbc_ref(r->one, 0), r->one_count, r->one_type, acc, r->one_count,
+        pnbc_sched_copy(s, pnbc_ref(r->one, 0), r->one_count, r->one_type, m.acc, r->one_count,
                         r->one_type);
-        for (int i = 0; i < nchildren; ++i) {
-            pnbc_sched_recv(s, tree_block(acc, child[i].v - v, r->one_count, r->one_type),
-                            (size_t) child[i].span * r->one_count, r->one_type,
-                            tree_real(a, child[i].v));
-        }
+        tree_member_children(s, a, r, &m);
     }
     pnbc_sched_round(s);
-    pnbc_sched_send(s, acc, (size_t) span * r->one_count, r->one_type, tree_parent(a, v));
+    pnbc_sched_send(s, m.acc, (size_t) m.span * r->one_count, r->one_type, tree_parent(a, v));
 }
 
 /* Binomial gather and scatter share their shape: the root's part and a
@@ -401,26 +428,17 @@ static void scatter_binomial_root(pnbc_schedule_t *s, const pnbc_coll_args_t *a,
 static void scatter_binomial_member(pnbc_schedule_t *s, const pnbc_coll_args_t *a,
                                     const rooted_t *r, int v)
 {
-    const int span = tree_span(v, a->size);
-    tree_child_t child[TREE_MAX_CHILDREN];
-    const int nchildren = tree_children(v, a->size, child);
-    pnbc_ref_t acc = pnbc_ref(r->one, 0);
+    tree_member_t m;
 
-    if (span > 1) {
-        acc = pnbc_sched_tmp(s, (size_t) span * r->one_count, r->one_type);
-    }
+    tree_member(s, a, r, v, &m);
     pnbc_sched_round(s);
-    pnbc_sched_recv(s, acc, (size_t) span * r->one_count, r->one_type, tree_parent(a, v));
-    if (1 == span) {
+    pnbc_sched_recv(s, m.acc, (size_t) m.span * r->one_count, r->one_type, tree_parent(a, v));
+    if (1 == m.span) {
         return;
     }
     pnbc_sched_round(s);
-    for (int i = 0; i < nchildren; ++i) {
-        pnbc_sched_send(s, tree_block(acc, child[i].v - v, r->one_count, r->one_type),
-                        (size_t) child[i].span * r->one_count, r->one_type,
-                        tree_real(a, child[i].v));
-    }
-    pnbc_sched_copy(s, acc, r->one_count, r->one_type, pnbc_ref(r->one, 0), r->one_count,
+    tree_member_children(s, a, r, &m);
+    pnbc_sched_copy(s, m.acc, r->one_count, r->one_type, pnbc_ref(r->one, 0), r->one_count,
                     r->one_type);
 }
 
