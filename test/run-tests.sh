@@ -165,6 +165,20 @@ for family in $CONF_FAMILIES; do
     done
 done
 
+# expect_output NAME PATTERN COMMAND... (bash -c "$expect_output" expect ...):
+# the command passes and its verbose output has at least one line matching
+# PATTERN (grep -E), e.g. a counter that says a path was taken.
+# shellcheck disable=SC2016
+expect_output='
+name=$1 pattern=$2; shift 2
+out=$("$@" 2>&1); rc=$?
+echo "$out" | grep -v "coll:pnbc" | tail -n 20
+[ $rc -eq 0 ] || { echo "FAIL $name: exit $rc"; exit 1; }
+n=$(echo "$out" | grep -cE "$pattern")
+[ "$n" -gt 0 ] || { echo "FAIL $name: no line says: $pattern"; exit 1; }
+echo "PASS $name ($n lines say: $pattern)"
+'
+
 # The shared-memory transport (coll_pnbc_transport_shm.c): many requests in
 # flight, 100000 start+wait cycles, no files left after MPI_Finalize (also
 # with requests never freed), receivers that cannot create their files.
@@ -217,6 +231,27 @@ run_case conf_alltoall-shm-refused-np3 "$MPIRUN" $(mpiargs 1) --oversubscribe --
 # shellcheck disable=SC2046,SC2086
 run_case conf_gather-shm-uninvited-np3 "$MPIRUN" $(mpiargs 1) --oversubscribe --mca mpi_yield_when_idle 1 \
     $SHM_SMALL_BOX env OMPI_MCA_coll_pnbc_shm_single_copy=0 "$(bin conf_gather)" --quick : -np 2 "$(bin conf_gather)" --quick
+# bcast above a box, as on a node with a CPU per process (coll_pnbc_oversubscribed
+# 0 at 3 ranks): offered messages copied by both sides (shared copy: the sender
+# writes the upper half into the receiver's buffer while it reads the lower),
+# with boxes of 1 KiB and sharing from 1 KiB so that the sweep's counts 1000 and
+# 65539 take it, persistent and nonblocking, through every bcast tree; the
+# senders did share.  Then rank 0 without single copy: it neither offers, reads
+# nor helps; its peers stream to it and read its streams.
+SHM_SHARED="--mca coll_pnbc_oversubscribed 0 $SHM_SMALL_BOX --mca coll_pnbc_shm_shared_copy_min_bytes 1024"
+for alg in knomial pipeline binary_pipeline scatter_allgather; do
+    # shellcheck disable=SC2046,SC2086
+    run_case "conformance-shm-shared-$alg-np3" bash -c "$expect_output" expect "shared-$alg" \
+        "[1-9][0-9]* offered messages copied by both sides" "$MPIRUN" $(mpiargs 3) $SHM_SHARED \
+        --mca coll_pnbc_verbose 2 --mca coll_pnbc_bcast_algorithm $alg "$(bin conformance)"
+done
+# shellcheck disable=SC2046,SC2086
+run_case nbc-shm-shared-np3 bash -c "$expect_output" expect nbc-shared \
+    "[1-9][0-9]* offered messages copied by both sides" "$MPIRUN" $(mpiargs 3) $SHM_SHARED \
+    --mca coll_pnbc_verbose 2 "$(bin nbc_test)" 20
+# shellcheck disable=SC2046,SC2086
+run_case conformance-shm-shared-refused-np3 "$MPIRUN" $(mpiargs 1) --oversubscribe --mca mpi_yield_when_idle 1 \
+    $SHM_SHARED env OMPI_MCA_coll_pnbc_shm_single_copy=0 "$(bin conformance)" --quick : -np 2 "$(bin conformance)" --quick
 
 # Forced bcast/reduce algorithms (full sweep at np 3 and 4); the segmented
 # ones also with many tiny segments (--quick) at np 2..5.

@@ -109,43 +109,31 @@ run_case nbc-noncomm-os0-np3 "$MPIRUN" $(mpiargs 3) --mca coll_pnbc_oversubscrib
 run_case nbc-noncomm-os1-np2 "$MPIRUN" $(mpiargs 2) --mca coll_pnbc_oversubscribed 1 "$(bin nbc_noncomm)"
 # shellcheck disable=SC2046
 run_case nbc-mbox2-np3 "$MPIRUN" $(mpiargs 3) --mca coll_pnbc_nbc_mailbox_cells 2 "$(bin nbc_test)" 20
-# nbc_expect NAME PATTERN COMMAND...: the command passes and its verbose
-# output has at least one line matching PATTERN (grep -E).
-# shellcheck disable=SC2016
-nbc_expect='
-name=$1 pattern=$2; shift 2
-out=$("$@" 2>&1); rc=$?
-echo "$out" | grep -v "coll:pnbc" | tail -n 20
-[ $rc -eq 0 ] || { echo "FAIL $name: exit $rc"; exit 1; }
-n=$(echo "$out" | grep -cE "$pattern")
-[ "$n" -gt 0 ] || { echo "FAIL $name: no line says: $pattern"; exit 1; }
-echo "PASS $name ($n lines say: $pattern)"
-'
 # rings of 2 cells, and the receivers did move messages aside (the results
 # of messages taken from the spill list are checked too)
 # shellcheck disable=SC2046
-run_case nbc-misc-mbox2-np3 bash -c "$nbc_expect" nbc-expect nbc-misc-mbox2 \
+run_case nbc-misc-mbox2-np3 bash -c "$expect_output" expect nbc-misc-mbox2 \
     "[1-9][0-9]* messages moved aside" "$MPIRUN" $(mpiargs 3) \
     --mca coll_pnbc_nbc_mailbox_cells 2 --mca coll_pnbc_verbose 2 "$(bin nbc_misc)"
 # a cache far larger than its first hash chains (256): 2002 instances kept
 # (the chains doubled three times, every instance rehashed), and the
 # second round of 1000 distinct outstanding calls found every one of them
 # shellcheck disable=SC2046
-run_case nbc-misc-bigcache-np2 bash -c "$nbc_expect" nbc-expect nbc-misc-bigcache \
+run_case nbc-misc-bigcache-np2 bash -c "$expect_output" expect nbc-misc-bigcache \
     ": 1000 hits, 2002 misses, 0 evictions, 2002 instances" "$MPIRUN" $(mpiargs 2) \
     --mca coll_pnbc_cache_entries 100000 --mca coll_pnbc_verbose 2 "$(bin nbc_misc)" outstanding
 # shellcheck disable=SC2046
 run_case nbc-mbox-off-np3 "$MPIRUN" $(mpiargs 3) --mca coll_pnbc_nbc_mailbox_cells 0 "$(bin nbc_test)" 20
 # no room for the mailbox: the receivers did fall back
 # shellcheck disable=SC2046
-run_case nbc-mbox-fallback-np3 bash -c "$nbc_expect" nbc-expect nbc-mbox-fallback \
+run_case nbc-mbox-fallback-np3 bash -c "$expect_output" expect nbc-mbox-fallback \
     "nonblocking messages for small cells to this rank go through pml \(the shm pool is full\)" \
     "$MPIRUN" $(mpiargs 3) --mca coll_pnbc_shm_pool_comm_bytes 65536 --mca coll_pnbc_verbose 1 \
     "$(bin nbc_test)" 20
 # the same for the large cells (ibcast's and ireduce's messages of 8-64 KiB): a
 # 256 KiB share holds the small cells' block, not the large one's
 # shellcheck disable=SC2046
-run_case nbc-mbox-large-fallback-np3 bash -c "$nbc_expect" nbc-expect nbc-mbox-large-fallback \
+run_case nbc-mbox-large-fallback-np3 bash -c "$expect_output" expect nbc-mbox-large-fallback \
     "nonblocking messages for large cells to this rank go through pml \(the shm pool is full\)" \
     "$MPIRUN" $(mpiargs 3) --mca coll_pnbc_shm_pool_comm_bytes 262144 --mca coll_pnbc_verbose 1 \
     "$(bin nbc_test)" 20
@@ -188,4 +176,4 @@ echo "FAIL nbc-valgrind: memory errors in pnbc (logs: $d)"; exit 1
 '
 # shellcheck disable=SC2046
 run_case nbc-valgrind-np2 bash -c "$nbc_valgrind" nbc-valgrind "$(bin nbc_misc)" "$MPIRUN" $(mpiargs 2)
-unset nbc_np nbc_valgrind nbc_expect
+unset nbc_np nbc_valgrind

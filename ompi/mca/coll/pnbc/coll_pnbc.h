@@ -107,7 +107,7 @@ OMPI_MODULE_DECLSPEC extern mca_coll_pnbc_component_t mca_coll_pnbc_component;
  */
 #define PNBC_COLLECTIVES(X) \
     X(BARRIER,              barrier,              INTER, PNBC_LARGE_PML(16384)) \
-    X(BCAST,                bcast,                INTER, PNBC_LARGE_PML_EAGER(65536)) \
+    X(BCAST,                bcast,                INTER, PNBC_LARGE_PML_EAGER_SHARED(65536, 32768)) \
     X(REDUCE,               reduce,               INTER, PNBC_LARGE_STREAMED_EAGER(65536)) \
     X(ALLREDUCE,            allreduce,            INTER, PNBC_LARGE_PML_CHAINED(65536)) \
     X(GATHER,               gather,               INTER, PNBC_LARGE_SENDER_WRITES(32768)) \
@@ -131,7 +131,9 @@ OMPI_MODULE_DECLSPEC extern mca_coll_pnbc_component_t mca_coll_pnbc_component;
 
 /* pnbc_large_msgs_t initialisers: up to box_max bytes through one box,
  * larger ones through the PML (shm_max 0) or shm (up to shm_max); the
- * flags not named are false. */
+ * flags not named are false.  _SHARED: where senders can share the copy
+ * (mca_coll_pnbc_large_msgs()), up to shared_box bytes through one box
+ * and larger ones offered, the sender copying half. */
 #define PNBC_LARGE_PML(box)              { .box_max = (box), .shm_max = 0 }
 #define PNBC_LARGE_PML_CHAINED(box)      { .box_max = (box), .shm_max = 0, .chained = true }
 #define PNBC_LARGE_PML_EAGER(box)        { .box_max = (box), .shm_max = 0, .retag_eager = true }
@@ -141,6 +143,9 @@ OMPI_MODULE_DECLSPEC extern mca_coll_pnbc_component_t mca_coll_pnbc_component;
 #define PNBC_LARGE_SENDER_WRITES(box)    { .box_max = (box), .shm_max = SIZE_MAX, \
                                            .sender_writes = true }
 #define PNBC_LARGE_SINGLE_COPY(box, max) { .box_max = (box), .shm_max = (max), .single_copy = true }
+#define PNBC_LARGE_PML_EAGER_SHARED(box, shared_box) \
+    { .box_max = (box), .shm_max = 0, .retag_eager = true, .shared_copy = true, \
+      .shared_box_max = (shared_box) }
 
 typedef enum {
 #define PNBC_COLL_ENUM(ID, name, groups, large) PNBC_##ID,

@@ -136,6 +136,14 @@ static const pnbc_param_t pnbc_params[] = {
       "the next (0: never; docs/nbc.md)",
       MCA_BASE_VAR_TYPE_INT, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_ALL,
       &mca_common_pnbc_params.nbc_single_copy_min_bytes },
+    { "shm_shared_copy_min_bytes",
+      "On-node messages of at least this many bytes that go in one copy (a sender's offer "
+      "of its buffer) are copied by both processes at once, half each, where the receiver's "
+      "buffer is in one piece and the node is not oversubscribed: the sender writes the "
+      "upper half into the receiver's buffer (process_vm_writev) while the receiver reads "
+      "the lower half (bcast; 0: never; must be the same on all processes; docs/nbc.md)",
+      MCA_BASE_VAR_TYPE_INT, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_ALL_EQ,
+      &mca_common_pnbc_params.shm_shared_copy_min_bytes },
     { "oversubscribed",
       "Whether this node runs more of the job's processes than it has CPUs, where two "
       "processes that must meet often wait for the other to be scheduled: nonblocking "

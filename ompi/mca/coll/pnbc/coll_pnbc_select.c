@@ -63,7 +63,17 @@ const char *mca_coll_pnbc_coll_name(pnbc_coll_t coll)
 
 pnbc_large_msgs_t mca_coll_pnbc_large_msgs(pnbc_coll_t coll)
 {
-    return coll_table[coll].large;
+    pnbc_large_msgs_t large = coll_table[coll].large;
+    if (large.shared_copy) {
+        if (pnbc_shm_shared_possible()) {
+            large.box_max = large.shared_box_max;
+            large.shm_max = SIZE_MAX;
+            large.single_copy = true;
+        } else {
+            large.shared_copy = false;
+        }
+    }
+    return large;
 }
 
 bool pnbc_usable_commutative(const pnbc_coll_args_t *a)

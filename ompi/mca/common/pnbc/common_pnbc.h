@@ -69,6 +69,12 @@ typedef struct pnbc_engine_params_t {
                                        for single copy from this size on
                                        (coll_pnbc_nbc_single_copy_min_bytes;
                                        0: never) */
+    int shm_shared_copy_min_bytes;  /* an offered message of at least
+                                       this many bytes is copied by both
+                                       sides, half each, where the
+                                       receiver's buffer is in one piece
+                                       (coll_pnbc_shm_shared_copy_min_bytes;
+                                       0: never) */
     int oversubscribed;         /* more of the job's processes on the node
                                    than CPUs: -1 find out, 0 no, 1 yes
                                    (coll_pnbc_oversubscribed) */
@@ -79,6 +85,13 @@ typedef struct pnbc_engine_params_t {
 } pnbc_engine_params_t;
 
 OMPI_DECLSPEC extern pnbc_engine_params_t mca_common_pnbc_params;
+
+/* Can senders share the copies of their offered messages here
+ * (coll_pnbc_shm_shared_copy_min_bytes, and a CPU per process:
+ * common_pnbc_shm_copy.c)?  The same on every process of a node, so both
+ * sides of a message shape it alike; each side's
+ * coll_pnbc_shm_single_copy then decides whether it takes part. */
+OMPI_DECLSPEC bool pnbc_shm_shared_possible(void);
 
 /* ------------------------------------------------------------------ */
 /* Engine state                                                       */

@@ -330,6 +330,11 @@ int pnbc_sched_commit(pnbc_schedule_t *s, const void *sbuf, void *rbuf,
     if (OMPI_SUCCESS != sched_eager_sends_first(s)) {
         return s->error = OMPI_ERR_OUT_OF_RESOURCE;
     }
+    for (uint32_t r = 0; r < s->nrounds; ++r) {
+        if (s->rounds[r].nactions > 0) {
+            s->actions[s->rounds[r].first + s->rounds[r].nactions - 1].last = true;
+        }
+    }
     find_folds(s);
     return s->error = pnbc_transport_commit(s, &ch);
 }

@@ -111,6 +111,9 @@ typedef struct pnbc_action_t {
     /* REDUCE: a transport carries it out as it receives the message this
      * reduction consumes (see `fold`); the executor skips it. */
     bool folded;
+    /* The last action of its round (set at commit): time a transport
+     * spends in its post delays no other action of the round. */
+    bool last;
 
     pnbc_span_t buf;    /* SEND: data; RECV: landing zone; REDUCE: in/out
                            operand (right); COPY: destination */
@@ -189,6 +192,15 @@ typedef struct pnbc_large_msgs_t {
                            mailbox's large cells, so that a sender runs
                            ahead as it does over a persistent request's
                            boxes, instead of being paired per call */
+    bool shared_copy;   /* an offered message's sender, otherwise idle
+                           until it is read, copies half of it into the
+                           receiver's buffer meanwhile (bcast: not an
+                           exchange, where both sides have their own
+                           message to read); where sharing is possible
+                           (pnbc_shm_shared_possible()) messages above
+                           shared_box_max are offered, with no size limit,
+                           else the fields above apply as they are */
+    size_t shared_box_max;
 } pnbc_large_msgs_t;
 
 typedef struct pnbc_schedule_t {

@@ -84,6 +84,10 @@ typedef struct shm_entry_t {
     uint64_t invite_addr;
     uint64_t invite_pid;
     uint64_t invite_ns;
+    /* The receiver takes help with an offered message (shared copy, see
+     * pnbc_shm_send_offer()): the sender may write its upper part into
+     * invite_addr while the receiver reads the lower part. */
+    uint64_t help;
 } shm_entry_t;
 
 /* A slot: the receiver's counter, then `depth` boxes; fragment q goes
@@ -114,7 +118,15 @@ typedef struct shm_offer_t {
     uint64_t pid_ns;        /* see pid_namespace() */
     uint64_t addr;
     uint64_t bytes;
+    /* Shared copy: 0, the receiver reads it all; else it reads the bytes
+     * below `split` and the sender writes the rest into its buffer, then
+     * sets `helped` to SHM_HELP_DONE (or SHM_HELP_FAILED: the receiver
+     * reads them too). */
+    uint64_t split;
+    volatile uint64_t helped;
 } shm_offer_t;
+
+enum { SHM_HELP_PENDING, SHM_HELP_DONE, SHM_HELP_FAILED };
 
 typedef struct shm_box_t {
     volatile uint64_t full;
@@ -190,6 +202,10 @@ typedef struct shm_action_t {
     bool fallback;          /* the receiver has no block: pml, see below */
     bool invited;           /* the receiver invites the sender to write
                                (see pnbc_shm_send_write) */
+    bool help;              /* shared copy: the receiver takes help with
+                               offers (entry's `help`; both sides) */
+    bool help_wait;         /* receiver: read its part of a shared offer,
+                               waits for the sender's */
     uint64_t posts;         /* posts of this action (both sides count) */
     uint64_t invite_addr, invite_pid;   /* sender: where to write (the entry's) */
     uint64_t gen;           /* sender: the block's incarnation at attach */
@@ -262,19 +278,32 @@ static inline size_t shm_box_max(const pnbc_channel_t *ch)
  * `bytes` (both sides decide alike: the parameters must be equal
  * everywhere): 0 the small cells, 1 the large cells, -1 none (the shm
  * slots, paired per call, or the PML). */
+/* Does this node run more of the job's processes than it has CPUs
+ * (coll_pnbc_oversubscribed)? */
+bool pnbc_shm_oversubscribed(void);
+
+/* Is a message of `bytes` one whose copy the sender may share
+ * (pnbc_large_msgs_t.shared_copy), whatever the buffers' layouts?  Both
+ * sides decide alike (coll_pnbc_shm_shared_copy_min_bytes is equal
+ * everywhere). */
+static inline bool pnbc_shm_shared_size(const pnbc_channel_t *ch, size_t bytes)
+{
+    const int min = mca_common_pnbc_params.shm_shared_copy_min_bytes;
+    return ch->large.shared_copy && bytes >= (size_t) min && pnbc_shm_shared_possible();
+}
+
 static inline int pnbc_mbox_tier(const pnbc_channel_t *ch, size_t bytes)
 {
     const pnbc_engine_params_t *p = &mca_common_pnbc_params;
     if (bytes < (size_t) p->shm_retag_min_bytes) {
         return (p->nbc_mailbox_cells > 0) ? 0 : -1;
     }
+    /* a message both sides copy goes paired: the large cells would take
+     * two copies, one after the other */
     return (ch->large.retag_eager && p->nbc_mailbox_large_cells > 0 &&
-            bytes <= (size_t) p->nbc_mailbox_large_bytes) ? 1 : -1;
+            bytes <= (size_t) p->nbc_mailbox_large_bytes && !pnbc_shm_shared_size(ch, bytes))
+               ? 1 : -1;
 }
-
-/* Does this node run more of the job's processes than it has CPUs
- * (coll_pnbc_oversubscribed)? */
-bool pnbc_shm_oversubscribed(void);
 
 static inline shm_shape_t slot_shape(const shm_action_t *t, int pressure)
 {
@@ -440,11 +469,20 @@ void pnbc_shm_bell_bind(const pnbc_action_t *a, shm_action_t *t);
 pnbc_bell_t *pnbc_shm_bell(pnbc_action_t *a);
 
 /* common_pnbc_shm_copy.c: single copy and folding. */
-bool pnbc_shm_send_offer(shm_action_t *t);
+bool pnbc_shm_send_offer(shm_action_t *t, bool last);
 bool pnbc_shm_send_write(shm_action_t *t);
 uint64_t pnbc_shm_pid_namespace(void);
 bool pnbc_shm_send_offer_answered(shm_action_t *t);
-bool pnbc_shm_recv_take_offer(shm_action_t *t, shm_box_t *box, uint64_t q);
+/* pnbc_shm_recv_take_offer(): the message is read, the sender's part
+ * is still being written, or the offer was refused (it follows as
+ * fragments). */
+enum { SHM_TAKE_DONE, SHM_TAKE_PENDING, SHM_TAKE_REFUSED };
+int pnbc_shm_recv_take_offer(shm_action_t *t, shm_box_t *box, uint64_t q);
+/* At finalize: how many offered messages this process helped copy
+ * (coll_pnbc_verbose 2). */
+void pnbc_shm_copy_report(void);
+/* Receiver: does it take help with offered messages (shared copy)? */
+bool pnbc_shm_recv_help(const shm_action_t *t);
 void pnbc_shm_recv_fold(shm_action_t *t, const char *data, uint64_t len);
 void pnbc_shm_recv_take_fold(pnbc_action_t *a, shm_action_t *t);
 shm_fold_t *pnbc_shm_fold_take(pnbc_action_t *a, shm_fold_t *f);

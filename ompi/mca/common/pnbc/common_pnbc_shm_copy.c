@@ -53,9 +53,74 @@ bool pnbc_shm_oversubscribed(void)
     return 0 != found;
 }
 
+/* Offered messages this process helped copy (coll_pnbc_verbose 2). */
+static uint64_t shared_copies;
+
+void pnbc_shm_copy_report(void)
+{
+    if (mca_common_pnbc_params.verbose >= 2) {
+        opal_output(0, "coll:pnbc: shm: %llu offered messages copied by both sides",
+                    (unsigned long long) __atomic_load_n(&shared_copies, __ATOMIC_RELAXED));
+    }
+}
+
+bool pnbc_shm_shared_possible(void)
+{
+    return mca_common_pnbc_params.shm_shared_copy_min_bytes > 0 && !pnbc_shm_oversubscribed();
+}
+
+/* Receiver: take help with offered messages (shared copy)?  For a
+ * collective whose senders would be idle (pnbc_large_msgs_t.shared_copy),
+ * a message large enough for two system calls to pay, each process with
+ * a CPU of its own (else the helper takes the receiver's), a buffer in
+ * one piece, the message copied as it is (not folded into a reduction),
+ * and single copy on here. */
+bool pnbc_shm_recv_help(const shm_action_t *t)
+{
+    return pnbc_shm_shared_size(&t->ch, t->bytes) && NULL != t->flat && NULL == t->fold &&
+           mca_common_pnbc_params.shm_single_copy;
+}
+
+/* Where a shared copy splits a message: in the middle, on a page (the
+ * kernel pins the pages each side copies). */
+static uint64_t help_split(uint64_t bytes)
+{
+    const uint64_t half = bytes / 2;
+    return (half >= 4096) ? half & ~(uint64_t) 4095 : half & ~(uint64_t) 63;
+}
+
+/* Sender: write [from, bytes) of our message into the receiver's buffer. */
+static bool write_peer(shm_action_t *t, uint64_t from)
+{
+    for (uint64_t put = from; put < t->bytes;) {
+        struct iovec mine = { t->flat + put, t->bytes - put };
+        struct iovec theirs = { (void *) (uintptr_t) (t->invite_addr + put), t->bytes - put };
+        ssize_t n = process_vm_writev((pid_t) t->invite_pid, &mine, 1, &theirs, 1, 0);
+        if (n <= 0) {
+            return false;
+        }
+        put += (uint64_t) n;
+    }
+    return true;
+}
+
 /* Sender, single copy: describe our buffer in the message's first box;
- * the receiver copies straight out of it (process_vm_readv). */
-bool pnbc_shm_send_offer(shm_action_t *t)
+ * the receiver copies straight out of it (process_vm_readv).
+ *
+ * Shared copy.  A sender would then sit idle until the receiver has read
+ * it all, one core copying while the other waits.  Where the receiver
+ * takes help (its slot's entry says so, see pnbc_shm_recv_help()) and
+ * has posted this start (a retagged slot is armed for the call once
+ * paired; else its `invited` is our post count), so that its buffer is
+ * the message's, and the send is the last action of its round (`last`:
+ * our copy delays none of the round's other sends or copies), the offer
+ * leaves the upper part to us: we write it there at once, in this call,
+ * and say so in the offer's `helped`.  The
+ * receiver reads the lower part meanwhile and answers the offer only
+ * after `helped`, so nothing is written into its block after its answer
+ * (the block may then be freed).  A receiver that has not posted yet
+ * gets a whole offer, as does one that cannot be helped. */
+bool pnbc_shm_send_offer(shm_action_t *t, bool last)
 {
     const uint64_t q = t->q + 1;
     if (!send_box_free(t, q)) {
@@ -63,16 +128,27 @@ bool pnbc_shm_send_offer(shm_action_t *t)
     }
     shm_box_t *box = box_of(t, q);
     shm_offer_t *o = (shm_offer_t *) box->data;
+    const bool share = t->help && last && (t->ch.retag || __atomic_load_n(&t->slot->invited,
+                                                                  __ATOMIC_ACQUIRE) == t->posts);
     o->pid = (uint64_t) getpid();
     o->pid_ns = pnbc_shm_pid_namespace();
     o->addr = (uint64_t) (uintptr_t) t->flat;
     o->bytes = t->bytes;
+    o->split = share ? help_split(t->bytes) : 0;
+    o->helped = SHM_HELP_PENDING;
     box->len = SHM_OFFER;
     box->last = 0;
     __atomic_store_n(&box->full, q, __ATOMIC_RELEASE);
     shm_ring(t);
     t->q = q;
     t->offered = true;
+    if (share) {
+        const bool wrote = write_peer(t, o->split);
+        t->help = wrote;        /* a refusal stands: help no more */
+        __atomic_add_fetch(&shared_copies, wrote, __ATOMIC_RELAXED);
+        __atomic_store_n(&o->helped, wrote ? SHM_HELP_DONE : SHM_HELP_FAILED, __ATOMIC_RELEASE);
+        shm_ring(t);
+    }
     return true;
 }
 
@@ -115,15 +191,9 @@ bool pnbc_shm_send_write(shm_action_t *t)
     if (!send_box_free(t, q)) {
         return false;
     }
-    for (uint64_t put = 0; put < t->bytes;) {
-        struct iovec mine = { t->flat + put, t->bytes - put };
-        struct iovec theirs = { (void *) (uintptr_t) (t->invite_addr + put), t->bytes - put };
-        ssize_t n = process_vm_writev((pid_t) t->invite_pid, &mine, 1, &theirs, 1, 0);
-        if (n <= 0) {
-            t->invited = false;
-            return false;
-        }
-        put += (uint64_t) n;
+    if (!write_peer(t, 0)) {
+        t->invited = false;
+        return false;
     }
     shm_box_t *box = box_of(t, q);
     box->len = SHM_WRITTEN;
@@ -215,30 +285,67 @@ static bool recv_read_fold(shm_action_t *t, const shm_offer_t *o, uint64_t bytes
     return true;
 }
 
-/* Receiver: box q holds the sender's offer.  Copy the message straight
- * from its buffer (true), or refuse (false: it follows as fragments);
- * either way the offer's box is consumed. */
-bool pnbc_shm_recv_take_offer(shm_action_t *t, shm_box_t *box, uint64_t q)
+/* Receiver of a shared copy (see pnbc_shm_send_offer()), our part read:
+ * has the sender written its part?  If it could not, read it too. */
+static bool recv_help_done(shm_action_t *t, const shm_offer_t *o)
 {
-    const shm_offer_t o = *(const shm_offer_t *) box->data;
-    uint64_t bytes = o.bytes;
-    if (OPAL_UNLIKELY(bytes > t->bytes)) {
-        t->err = MPI_ERR_TRUNCATE;          /* the sender completes anyway */
-        bytes = 0;
+    const uint64_t helped = __atomic_load_n(&o->helped, __ATOMIC_ACQUIRE);
+    if (SHM_HELP_PENDING == helped) {
+        return false;
     }
-    const bool read = mca_common_pnbc_params.shm_single_copy && !t->slot->refused &&
-                      0 != o.pid_ns && pnbc_shm_pid_namespace() == o.pid_ns &&
-                      (NULL != t->fold ? recv_read_fold(t, &o, bytes)
-                       : NULL != t->flat  ? read_peer(o.pid, o.addr, t->flat, bytes)
-                                          : recv_read_packed(t, &o, bytes, box->data));
-    if (OPAL_UNLIKELY(!read)) {
-        t->slot->refused = 1;               /* before consumed: see pnbc_shm_send_offer_answered */
-        t->err = MPI_SUCCESS;
+    if (SHM_HELP_DONE != helped &&
+        !read_peer(o->pid, o->addr + o->split, t->flat + o->split, o->bytes - o->split)) {
+        t->err = MPI_ERR_INTERN;            /* half of it read: too late to refuse */
     }
+    return true;
+}
+
+/* Receiver: box q holds the sender's offer.  Copy the message straight
+ * from its buffer (SHM_TAKE_DONE; SHM_TAKE_PENDING while the sender still
+ * writes its part of a shared copy), or refuse (SHM_TAKE_REFUSED: it
+ * follows as fragments); either way the offer's box is consumed once
+ * done with. */
+int pnbc_shm_recv_take_offer(shm_action_t *t, shm_box_t *box, uint64_t q)
+{
+    const shm_offer_t *live = (const shm_offer_t *) box->data;
+    if (!t->help_wait) {
+        const shm_offer_t o = *live;
+        uint64_t bytes = o.bytes;
+        if (OPAL_UNLIKELY(bytes > t->bytes)) {
+            t->err = MPI_ERR_TRUNCATE;      /* the sender completes anyway */
+            bytes = 0;
+        }
+        /* a split we did not ask for, or out of range: read it all */
+        const bool split = t->help && 0 != o.split && o.split < bytes;
+        const bool read = mca_common_pnbc_params.shm_single_copy && !t->slot->refused &&
+                          0 != o.pid_ns && pnbc_shm_pid_namespace() == o.pid_ns &&
+                          (NULL != t->fold ? recv_read_fold(t, &o, bytes)
+                           : NULL != t->flat  ? read_peer(o.pid, o.addr, t->flat,
+                                                          split ? o.split : bytes)
+                                              : recv_read_packed(t, &o, bytes, box->data));
+        if (OPAL_UNLIKELY(!read)) {
+            /* the sender may be writing its part: the fragments bring
+             * the same bytes after it */
+            t->slot->refused = 1;           /* before consumed: see pnbc_shm_send_offer_answered */
+            t->err = MPI_SUCCESS;
+        } else if (split) {
+            t->help_wait = true;
+        }
+        if (!read) {
+            __atomic_store_n(&t->slot->consumed, q, __ATOMIC_RELEASE);
+            shm_ring(t);
+            t->q = q;
+            return SHM_TAKE_REFUSED;
+        }
+    }
+    if (t->help_wait && !recv_help_done(t, live)) {
+        return SHM_TAKE_PENDING;
+    }
+    t->help_wait = false;
     __atomic_store_n(&t->slot->consumed, q, __ATOMIC_RELEASE);
     shm_ring(t);
     t->q = q;
-    return read;
+    return SHM_TAKE_DONE;
 }
 
 /* Fold `n` whole elements that start `at` bytes into the message:

@@ -137,6 +137,7 @@ const char *pnbc_shm_own_dir_get(void)
 
 void pnbc_transport_shm_finalize(void)
 {
+    pnbc_shm_copy_report();
     pnbc_shm_pool_finalize();
     pthread_mutex_lock(&shm_lock);
     if (NULL != shm_own_dir) {
@@ -249,12 +250,6 @@ static void block_fill(shm_region_t *r, size_t table_end, int pressure)
         table[k].depth = shape.depth;
         table[k].frag = shape.frag;
         table[k].offer = shape.offer;
-        t->invited = shape.invite;
-        if (shape.invite) {
-            table[k].invite_addr = (uint64_t) (uintptr_t) t->flat;
-            table[k].invite_pid = (uint64_t) getpid();
-            table[k].invite_ns = pnbc_shm_pid_namespace();
-        }
         slot_attach(t, (char *) r->base + offset, shape.frag, shape.depth);
         pnbc_shm_bell_bind(a, t);
         if (r->reused) {    /* the counters and box headers start at zero */
@@ -264,6 +259,14 @@ static void block_fill(shm_region_t *r, size_t table_end, int pressure)
             }
         }
         pnbc_shm_recv_take_fold(a, t);
+        t->invited = shape.invite;
+        t->help = !shape.invite && pnbc_shm_recv_help(t);
+        table[k].help = t->help;
+        if (t->invited || t->help) {
+            table[k].invite_addr = (uint64_t) (uintptr_t) t->flat;
+            table[k].invite_pid = (uint64_t) getpid();
+            table[k].invite_ns = pnbc_shm_pid_namespace();
+        }
         offset += shm_slot_size(shape.frag, shape.depth);
     }
     static uint64_t generation;     /* inits may run in several threads */

@@ -36,9 +36,12 @@ static bool send_find_slot(const pnbc_action_t *a, shm_action_t *t)
              * processes of one PID namespace */
             t->invite_addr = e->invite_addr;
             t->invite_pid = e->invite_pid;
-            t->invited = 0 != e->invite_addr && NULL != t->flat && t->bytes == e->capacity &&
-                         0 != e->invite_ns && pnbc_shm_pid_namespace() == e->invite_ns &&
-                         mca_common_pnbc_params.shm_single_copy;
+            const bool writable = 0 != e->invite_addr && NULL != t->flat &&
+                                  t->bytes == e->capacity && 0 != e->invite_ns &&
+                                  pnbc_shm_pid_namespace() == e->invite_ns &&
+                                  mca_common_pnbc_params.shm_single_copy;
+            t->invited = writable && 0 == e->help;
+            t->help = writable && 0 != e->help;     /* shared copy of offers */
             t->gen = h->gen;
             t->hdr = h;
             pnbc_shm_bell_bind(a, t);
@@ -240,7 +243,7 @@ static void send_progress(pnbc_action_t *a, shm_action_t *t)
             return;
         }
     } else if (t->offer) {
-        (void) pnbc_shm_send_offer(t);      /* or its box is still busy */
+        (void) pnbc_shm_send_offer(t, a->last);     /* or its box is still busy */
         return;
     }
     t->done = send_stream(t);
@@ -266,11 +269,15 @@ static void recv_progress(shm_action_t *t)
             return;
         }
         if (SHM_OFFER == len && 0 == t->moved) {
-            if (pnbc_shm_recv_take_offer(t, box, q)) {
+            switch (pnbc_shm_recv_take_offer(t, box, q)) {
+            case SHM_TAKE_DONE:
                 t->done = true;
                 return;
+            case SHM_TAKE_PENDING:
+                return;
+            default:
+                continue;
             }
-            continue;
         }
         const bool last = box->last;
         if (OPAL_UNLIKELY(len > t->frag || t->moved + len > t->bytes)) {
@@ -304,6 +311,7 @@ int pnbc_shm_post(pnbc_action_t *a, const pnbc_channel_t *ch)
     t->moved = 0;
     t->err = MPI_SUCCESS;
     t->done = false;
+    t->help_wait = false;
     t->posts++;
     a->inflight = true;
     if (OPAL_UNLIKELY(t->fallback)) {
@@ -314,7 +322,7 @@ int pnbc_shm_post(pnbc_action_t *a, const pnbc_channel_t *ch)
     if (PNBC_ACT_SEND == a->kind) {
         send_progress(a, t);
     } else {
-        if (t->invited) {
+        if (t->invited || t->help) {
             /* our buffer is the message's from now on: invite the sender */
             __atomic_store_n(&t->slot->invited, t->posts, __ATOMIC_RELEASE);
             shm_ring(t);
