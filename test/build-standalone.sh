@@ -31,4 +31,5 @@ done
 # the preload library must not pull libmpi in
 # shellcheck disable=SC2086
 $MPICC $CFLAGS -shared -fPIC -Wl,--as-needed -o "$out/alloc_counter.so" "$here/alloc_counter.c" -ldl
+$MPICC $CFLAGS -shared -fPIC -Wl,--as-needed -o "$out/deny_cma.so" "$here/deny_cma.c" -ldl
 echo "built test programs in $out"

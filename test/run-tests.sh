@@ -252,6 +252,35 @@ run_case nbc-shm-shared-np3 bash -c "$expect_output" expect nbc-shared \
 # shellcheck disable=SC2046,SC2086
 run_case conformance-shm-shared-refused-np3 "$MPIRUN" $(mpiargs 1) --oversubscribe --mca mpi_yield_when_idle 1 \
     $SHM_SHARED env OMPI_MCA_coll_pnbc_shm_single_copy=0 "$(bin conformance)" --quick : -np 2 "$(bin conformance)" --quick
+# A sender preempted while its receiver answers its offer, completes, frees
+# the request and gives the block to the next one: the sender must not take
+# the new request's slot for its answer (it used to read `refused` there and
+# stream into the new block, which then hung or corrupted the next case).
+# bcast pipelines of offered messages (1 KiB boxes) with a CPU burner beside
+# the three ranks, so that they are preempted often.
+# shellcheck disable=SC2016
+with_burner='timeout 600 sh -c "while :; do :; done" & b=$!; "$@"; rc=$?; kill $b; exit $rc'
+# shellcheck disable=SC2046,SC2086
+run_case conformance-shm-offer-reuse-np3 bash -c "$with_burner" burner "$MPIRUN" $(mpiargs 3) \
+    --mca coll_pnbc_oversubscribed 0 $SHM_SMALL_BOX --mca coll_pnbc_shm_shared_copy_min_bytes 100000000 \
+    --mca coll_pnbc_bcast_algorithm pipeline "$(bin conformance)"
+# The kernel refusing, as under Yama ptrace scope or seccomp (deny_cma.c
+# preloaded on rank 0): DENY_CMA=write, its halves of shared copies fail and
+# its receivers read them too (gather: its invited writes fail, it streams);
+# DENY_CMA=read, it refuses offers, shared ones included, whose other half
+# the sender had written already, and those messages stream.  Each case
+# also asserts that the refusal happened.
+DENY_SO="$TEST_BINDIR/deny_cma.so"
+# shellcheck disable=SC2046,SC2086
+run_case conformance-shm-shared-denywrite-np3 bash -c "$expect_output" expect denywrite \
+    "[1-9][0-9]* helps refused by the kernel" "$MPIRUN" $(mpiargs 1) --oversubscribe \
+    --mca mpi_yield_when_idle 1 $SHM_SHARED --mca coll_pnbc_verbose 2 \
+    env LD_PRELOAD="$DENY_SO" DENY_CMA=write "$(bin conformance)" : -np 2 "$(bin conformance)"
+# shellcheck disable=SC2046,SC2086
+run_case conformance-shm-shared-denyread-np3 bash -c "$expect_output" expect denyread \
+    "[1-9][0-9]* offers refused" "$MPIRUN" $(mpiargs 1) --oversubscribe \
+    --mca mpi_yield_when_idle 1 $SHM_SHARED --mca coll_pnbc_verbose 2 \
+    env LD_PRELOAD="$DENY_SO" DENY_CMA=read "$(bin conformance)" : -np 2 "$(bin conformance)"
 
 # Forced bcast/reduce algorithms (full sweep at np 3 and 4); the segmented
 # ones also with many tiny segments (--quick) at np 2..5.

@@ -53,14 +53,18 @@ bool pnbc_shm_oversubscribed(void)
     return 0 != found;
 }
 
-/* Offered messages this process helped copy (coll_pnbc_verbose 2). */
-static uint64_t shared_copies;
+/* Offered messages this process helped copy, helps the kernel refused,
+ * offers it refused as a receiver (coll_pnbc_verbose 2). */
+static uint64_t shared_copies, helps_refused, offers_refused;
 
 void pnbc_shm_copy_report(void)
 {
     if (mca_common_pnbc_params.verbose >= 2) {
-        opal_output(0, "coll:pnbc: shm: %llu offered messages copied by both sides",
-                    (unsigned long long) __atomic_load_n(&shared_copies, __ATOMIC_RELAXED));
+        opal_output(0, "coll:pnbc: shm: %llu offered messages copied by both sides, %llu helps "
+                    "refused by the kernel, %llu offers refused",
+                    (unsigned long long) __atomic_load_n(&shared_copies, __ATOMIC_RELAXED),
+                    (unsigned long long) __atomic_load_n(&helps_refused, __ATOMIC_RELAXED),
+                    (unsigned long long) __atomic_load_n(&offers_refused, __ATOMIC_RELAXED));
     }
 }
 
@@ -145,7 +149,7 @@ bool pnbc_shm_send_offer(shm_action_t *t, bool last)
     if (share) {
         const bool wrote = write_peer(t, o->split);
         t->help = wrote;        /* a refusal stands: help no more */
-        __atomic_add_fetch(&shared_copies, wrote, __ATOMIC_RELAXED);
+        __atomic_add_fetch(wrote ? &shared_copies : &helps_refused, 1, __ATOMIC_RELAXED);
         __atomic_store_n(&o->helped, wrote ? SHM_HELP_DONE : SHM_HELP_FAILED, __ATOMIC_RELEASE);
         shm_ring(t);
     }
@@ -163,16 +167,22 @@ bool pnbc_shm_send_offer(shm_action_t *t, bool last)
 bool pnbc_shm_send_offer_answered(shm_action_t *t)
 {
     t->seen = __atomic_load_n(&t->slot->consumed, __ATOMIC_ACQUIRE);
-    if (t->seen < t->q) {
-        const shm_header_t *h = t->hdr;
-        if (__atomic_load_n(&h->gen, __ATOMIC_ACQUIRE) == t->gen) {
-            return false;
-        }
+    const bool refused = (0 != t->slot->refused);
+    /* Read after the slot: a block given to another request since we
+     * read it has another incarnation by now (block_fill clears it
+     * first), and then what we read belongs to that request.  Our
+     * receiver is then done with the offer, and it had read it: one that
+     * refuses waits for the fragments, so its block cannot go. */
+    __atomic_thread_fence(__ATOMIC_ACQUIRE);
+    if (__atomic_load_n(&t->hdr->gen, __ATOMIC_ACQUIRE) != t->gen) {
         t->offered = false;
-        return true;            /* the receiver is done with it */
+        return true;
+    }
+    if (t->seen < t->q) {
+        return false;
     }
     t->offered = false;
-    if (t->slot->refused) {
+    if (refused) {
         t->offer = false;
     }
     return true;
@@ -328,6 +338,7 @@ int pnbc_shm_recv_take_offer(shm_action_t *t, shm_box_t *box, uint64_t q)
              * the same bytes after it */
             t->slot->refused = 1;           /* before consumed: see pnbc_shm_send_offer_answered */
             t->err = MPI_SUCCESS;
+            __atomic_add_fetch(&offers_refused, 1, __ATOMIC_RELAXED);
         } else if (split) {
             t->help_wait = true;
         }
