@@ -119,11 +119,11 @@ static bool write_peer(shm_action_t *t, uint64_t from)
  * the message's, and the send is the last action of its round (`last`:
  * our copy delays none of the round's other sends or copies), the offer
  * leaves the upper part to us: we write it there at once, in this call,
- * and say so in the offer's `helped`.  The
- * receiver reads the lower part meanwhile and answers the offer only
- * after `helped`, so nothing is written into its block after its answer
- * (the block may then be freed).  A receiver that has not posted yet
- * gets a whole offer, as does one that cannot be helped. */
+ * and say so in the offer's `helped`.  The receiver reads the lower part
+ * meanwhile and answers the offer only after `helped`, so nothing is
+ * written into its block after its answer (the block may then be
+ * freed).  A receiver that has not posted yet gets a whole offer, as
+ * does one that cannot be helped. */
 bool pnbc_shm_send_offer(shm_action_t *t, bool last)
 {
     const uint64_t q = t->q + 1;
