@@ -271,16 +271,13 @@ run_case conformance-shm-offer-reuse-np3 bash -c "$with_burner" burner "$MPIRUN"
 # the sender had written already, and those messages stream.  Each case
 # also asserts that the refusal happened.
 DENY_SO="$TEST_BINDIR/deny_cma.so"
-# shellcheck disable=SC2046,SC2086
-run_case conformance-shm-shared-denywrite-np3 bash -c "$expect_output" expect denywrite \
-    "[1-9][0-9]* helps refused by the kernel" "$MPIRUN" $(mpiargs 1) --oversubscribe \
-    --mca mpi_yield_when_idle 1 $SHM_SHARED --mca coll_pnbc_verbose 2 \
-    env LD_PRELOAD="$DENY_SO" DENY_CMA=write "$(bin conformance)" : -np 2 "$(bin conformance)"
-# shellcheck disable=SC2046,SC2086
-run_case conformance-shm-shared-denyread-np3 bash -c "$expect_output" expect denyread \
-    "[1-9][0-9]* offers refused" "$MPIRUN" $(mpiargs 1) --oversubscribe \
-    --mca mpi_yield_when_idle 1 $SHM_SHARED --mca coll_pnbc_verbose 2 \
-    env LD_PRELOAD="$DENY_SO" DENY_CMA=read "$(bin conformance)" : -np 2 "$(bin conformance)"
+for deny in "write:helps refused by the kernel" "read:offers refused"; do
+    # shellcheck disable=SC2046,SC2086
+    run_case "conformance-shm-shared-deny${deny%%:*}-np3" bash -c "$expect_output" expect "deny${deny%%:*}" \
+        "[1-9][0-9]* ${deny#*:}" "$MPIRUN" $(mpiargs 1) --oversubscribe \
+        --mca mpi_yield_when_idle 1 $SHM_SHARED --mca coll_pnbc_verbose 2 \
+        env LD_PRELOAD="$DENY_SO" DENY_CMA="${deny%%:*}" "$(bin conformance)" : -np 2 "$(bin conformance)"
+done
 
 # Forced bcast/reduce algorithms (full sweep at np 3 and 4); the segmented
 # ones also with many tiny segments (--quick) at np 2..5.

@@ -274,10 +274,6 @@ static inline size_t shm_box_max(const pnbc_channel_t *ch)
     return (box < SHM_FRAG_MIN) ? SHM_FRAG_MIN : box;
 }
 
-/* Which mailbox ring carries a retagged schedule's on-node message of
- * `bytes` (both sides decide alike: the parameters must be equal
- * everywhere): 0 the small cells, 1 the large cells, -1 none (the shm
- * slots, paired per call, or the PML). */
 /* Does this node run more of the job's processes than it has CPUs
  * (coll_pnbc_oversubscribed)? */
 bool pnbc_shm_oversubscribed(void);
@@ -292,6 +288,10 @@ static inline bool pnbc_shm_shared_size(const pnbc_channel_t *ch, size_t bytes)
     return ch->large.shared_copy && bytes >= (size_t) min && pnbc_shm_shared_possible();
 }
 
+/* Which mailbox ring carries a retagged schedule's on-node message of
+ * `bytes` (both sides decide alike: the parameters must be equal
+ * everywhere): 0 the small cells, 1 the large cells, -1 none (the shm
+ * slots, paired per call, or the PML). */
 static inline int pnbc_mbox_tier(const pnbc_channel_t *ch, size_t bytes)
 {
     const pnbc_engine_params_t *p = &mca_common_pnbc_params;

@@ -134,11 +134,12 @@ bool pnbc_shm_send_offer(shm_action_t *t, bool last)
     shm_offer_t *o = (shm_offer_t *) box->data;
     const bool share = t->help && last && (t->ch.retag || __atomic_load_n(&t->slot->invited,
                                                                   __ATOMIC_ACQUIRE) == t->posts);
+    const uint64_t split = share ? help_split(t->bytes) : 0;
     o->pid = (uint64_t) getpid();
     o->pid_ns = pnbc_shm_pid_namespace();
     o->addr = (uint64_t) (uintptr_t) t->flat;
     o->bytes = t->bytes;
-    o->split = share ? help_split(t->bytes) : 0;
+    o->split = split;
     o->helped = SHM_HELP_PENDING;
     box->len = SHM_OFFER;
     box->last = 0;
@@ -147,7 +148,7 @@ bool pnbc_shm_send_offer(shm_action_t *t, bool last)
     t->q = q;
     t->offered = true;
     if (share) {
-        const bool wrote = write_peer(t, o->split);
+        const bool wrote = write_peer(t, split);
         t->help = wrote;        /* a refusal stands: help no more */
         __atomic_add_fetch(wrote ? &shared_copies : &helps_refused, 1, __ATOMIC_RELAXED);
         __atomic_store_n(&o->helped, wrote ? SHM_HELP_DONE : SHM_HELP_FAILED, __ATOMIC_RELEASE);
@@ -310,6 +311,14 @@ static bool recv_help_done(shm_action_t *t, const shm_offer_t *o)
     return true;
 }
 
+/* Receiver: answer the offer in box q (count it consumed). */
+static void recv_answer(shm_action_t *t, uint64_t q)
+{
+    __atomic_store_n(&t->slot->consumed, q, __ATOMIC_RELEASE);
+    shm_ring(t);
+    t->q = q;
+}
+
 /* Receiver: box q holds the sender's offer.  Copy the message straight
  * from its buffer (SHM_TAKE_DONE; SHM_TAKE_PENDING while the sender still
  * writes its part of a shared copy), or refuse (SHM_TAKE_REFUSED: it
@@ -339,23 +348,16 @@ int pnbc_shm_recv_take_offer(shm_action_t *t, shm_box_t *box, uint64_t q)
             t->slot->refused = 1;           /* before consumed: see pnbc_shm_send_offer_answered */
             t->err = MPI_SUCCESS;
             __atomic_add_fetch(&offers_refused, 1, __ATOMIC_RELAXED);
-        } else if (split) {
-            t->help_wait = true;
-        }
-        if (!read) {
-            __atomic_store_n(&t->slot->consumed, q, __ATOMIC_RELEASE);
-            shm_ring(t);
-            t->q = q;
+            recv_answer(t, q);
             return SHM_TAKE_REFUSED;
         }
+        t->help_wait = split;
     }
     if (t->help_wait && !recv_help_done(t, live)) {
         return SHM_TAKE_PENDING;
     }
     t->help_wait = false;
-    __atomic_store_n(&t->slot->consumed, q, __ATOMIC_RELEASE);
-    shm_ring(t);
-    t->q = q;
+    recv_answer(t, q);
     return SHM_TAKE_DONE;
 }
 
