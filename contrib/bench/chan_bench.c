@@ -34,23 +34,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bench_util.h"
+
 #define SLOTS 8
 static int rank;
-
-static int cmp_d(const void *a, const void *b)
-{
-    double x = *(const double *) a, y = *(const double *) b;
-    return (x > y) - (x < y);
-}
-
-static size_t parse_size(const char *s)
-{
-    char *end;
-    size_t v = strtoull(s, &end, 10);
-    if ('K' == *end || 'k' == *end) v <<= 10;
-    if ('M' == *end || 'm' == *end) v <<= 20;
-    return v;
-}
 
 typedef struct {
     MPI_Request s, r;       /* persistent (persist, chan) */
@@ -186,7 +173,12 @@ int main(int argc, char **argv)
     const int is_stream = !strcmp(test, "stream");
     int it0 = 0;
     for (char *tok = strtok(sizes, ","); NULL != tok; tok = strtok(NULL, ",")) {
-        const size_t bytes = parse_size(tok);
+        const long parsed = bench_parse_size(tok);
+        if (parsed < 0) {
+            if (0 == rank) fprintf(stderr, "chan_bench: not a size: %s\n", tok);
+            MPI_Abort(MPI_COMM_WORLD, 2);
+        }
+        const size_t bytes = (size_t) parsed;
         pp_t pp = { MPI_REQUEST_NULL, MPI_REQUEST_NULL, NULL, NULL, bytes, mode, 1 - rank };
         st_t st = { MPI_REQUEST_NULL, NULL, bytes, mode };
         MPI_Request in_s = MPI_REQUEST_NULL, in_r = MPI_REQUEST_NULL;
@@ -241,7 +233,7 @@ int main(int argc, char **argv)
             t = MPI_Wtime() - t;
             v[b] = is_stream ? (double) n * SLOTS * bytes / t / 1e6 : t / n / 2 * 1e6;
         }
-        qsort(v, (size_t) batches, sizeof(double), cmp_d);
+        qsort(v, (size_t) batches, sizeof(double), bench_cmp_double);
         if (0 == rank) printf("%s,%s,%s,%zu,%.4f\n", label, test, mode, bytes, v[batches / 2]);
         fflush(stdout);
         free(v);

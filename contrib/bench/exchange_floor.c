@@ -35,6 +35,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench_util.h"
+
 #define LINE 128
 #define MAX_BATCHES 64
 
@@ -47,13 +49,6 @@ typedef struct shared_t {
     volatile double t[2][MAX_BATCHES];
 } shared_t;
 
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + 1e-9 * ts.tv_nsec;
-}
-
 /* Sense-free barrier on two counters: each raises its own, waits for the
  * other's to reach the same generation. */
 static void barrier(shared_t *sh, int me, uint64_t *gen)
@@ -63,21 +58,6 @@ static void barrier(shared_t *sh, int me, uint64_t *gen)
     while (__atomic_load_n(&sh->arrive[1 - me], __ATOMIC_ACQUIRE) < *gen) {
         __asm__ volatile("pause");
     }
-}
-
-static size_t parse_size(const char *s)
-{
-    char *end;
-    size_t v = strtoull(s, &end, 10);
-    if ('K' == *end || 'k' == *end) v <<= 10;
-    if ('M' == *end || 'm' == *end) v <<= 20;
-    return v;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *) a, y = *(const double *) b;
-    return (x > y) - (x < y);
 }
 
 static void one_iteration(int mode, size_t n, char *sbuf, char *rbuf, pid_t peer,
@@ -111,13 +91,13 @@ static void run(shared_t *sh, int me, size_t n, int mode, double batch_s, int ba
     double t0 = 0;
     for (int i = 0; i < 20; ++i) {
         if (10 == i) {
-            t0 = now();
+            t0 = bench_now();
         }
         barrier(sh, me, &gen);
         one_iteration(mode, n, sbuf, rbuf, peer, peer_sbuf, me);
     }
     if (0 == me) {
-        const double per = (now() - t0) / 10;
+        const double per = (bench_now() - t0) / 10;
         const uint64_t k = (uint64_t) (batch_s / (per > 1e-9 ? per : 1e-9));
         sh->iters = k > 10 ? k : 10;
     }
@@ -125,12 +105,12 @@ static void run(shared_t *sh, int me, size_t n, int mode, double batch_s, int ba
     const uint64_t iters = sh->iters;
     for (int b = 0; b < batches; ++b) {
         barrier(sh, me, &gen);
-        t0 = now();
+        t0 = bench_now();
         for (uint64_t i = 0; i < iters; ++i) {
             barrier(sh, me, &gen);
             one_iteration(mode, n, sbuf, rbuf, peer, peer_sbuf, me);
         }
-        sh->t[me][b] = (now() - t0) / (double) iters;
+        sh->t[me][b] = (bench_now() - t0) / (double) iters;
     }
     barrier(sh, me, &gen);
     if (mode && rbuf[(size_t) (1 - me) * n + n - 1] != 2 - me) {
@@ -161,6 +141,14 @@ int main(int argc, char **argv)
         fprintf(stderr, "exchange_floor: -b from 1 to %d\n", MAX_BATCHES);
         return 2;
     }
+    char *check = strdup(sizes);
+    for (char *tok = strtok(check, ","); NULL != tok; tok = strtok(NULL, ",")) {
+        if (bench_parse_size(tok) <= 0) {
+            fprintf(stderr, "exchange_floor: not a size: %s\n", tok);
+            return 2;
+        }
+    }
+    free(check);
     shared_t *sh = mmap(NULL, sizeof(shared_t), PROT_READ | PROT_WRITE,
                         MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     if (MAP_FAILED == sh) {
@@ -184,7 +172,7 @@ int main(int argc, char **argv)
 
     char *list = strdup(sizes);
     for (char *tok = strtok(list, ","); NULL != tok; tok = strtok(NULL, ",")) {
-        const size_t n = parse_size(tok);
+        const size_t n = (size_t) bench_parse_size(tok);
         for (int mode = 1; mode >= 0; --mode) {
             run(sh, me, n, mode, batch_ms * 1e-3, batches);
             if (0 == me) {
@@ -192,7 +180,7 @@ int main(int argc, char **argv)
                 for (int b = 0; b < batches; ++b) {
                     t[b] = sh->t[0][b] > sh->t[1][b] ? sh->t[0][b] : sh->t[1][b];
                 }
-                qsort(t, (size_t) batches, sizeof(double), cmp_double);
+                qsort(t, (size_t) batches, sizeof(double), bench_cmp_double);
                 printf("floor,alltoall,%s,%zu,%.3f\n", mode ? "cma" : "barrier", n,
                        1e6 * t[batches / 2]);
                 fflush(stdout);

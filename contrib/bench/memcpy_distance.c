@@ -14,12 +14,8 @@
 #include <string.h>
 #include <time.h>
 
-static double now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double) t.tv_sec + (double) t.tv_nsec * 1e-9;
-}
+#include "bench_util.h"
+
 
 static void copy(char *d, const char *s, size_t n, size_t piece)
 {
@@ -44,7 +40,7 @@ int main(void)
             for (int pieces = 0; pieces < 2; ++pieces) {
                 char *s = b + 8192 + 48, *t = s + (16 << 20) + dists[k];
                 const int n = (sizes[z] >= (1 << 20)) ? 50 : 1000;
-                const double t0 = now();
+                const double t0 = bench_now();
                 for (int i = 0; i < n; ++i) {
                     copy(t, s, sizes[z], pieces ? 2048 : sizes[z]);
                     __asm__ volatile("" : : "r"(t) : "memory");
@@ -52,7 +48,7 @@ int main(void)
                 if (!pieces) {
                     printf("  d=%ld: ", dists[k]);
                 }
-                printf("%s%.2f", pieces ? " / " : "", (now() - t0) / n * 1e6);
+                printf("%s%.2f", pieces ? " / " : "", (bench_now() - t0) / n * 1e6);
             }
         }
         printf("\n");

@@ -70,6 +70,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "bench_util.h"
+
 #define MAXL 32
 
 typedef struct {
@@ -151,16 +153,6 @@ static long clampl(double v, long lo, long hi)
     return v < lo ? lo : v > hi ? hi : (long)v;
 }
 
-static long parse_size(const char *s)
-{
-    char *end;
-    double v = strtod(s, &end);
-    if (end == s) return -1;
-    if (*end == 'k' || *end == 'K') { v *= 1024.0; end++; }
-    else if (*end == 'm' || *end == 'M') { v *= 1048576.0; end++; }
-    return *end ? -1 : (long)v;
-}
-
 /* Split a comma list; calls fn(opt, item) for each. */
 static void each_item(opt_t *o, const char *list, void (*fn)(opt_t *, const char *))
 {
@@ -172,14 +164,14 @@ static void each_item(opt_t *o, const char *list, void (*fn)(opt_t *, const char
 
 static void add_size(opt_t *o, const char *t)
 {
-    long v = parse_size(t);
+    long v = bench_parse_size(t);
     if (v <= 0 || v > (1L << 30) || o->nsizes == MAXL) die("bad -s list");
     o->sizes[o->nsizes++] = v;
 }
 
 static void add_parts(opt_t *o, const char *t)
 {
-    long v = parse_size(t);
+    long v = bench_parse_size(t);
     if (v <= 0 || v > 65536 || o->nparts == MAXL) die("bad -n list");
     o->parts[o->nparts++] = (int)v;
 }
@@ -187,7 +179,7 @@ static void add_parts(opt_t *o, const char *t)
 static void add_eb(opt_t *o, const char *t)
 {
     char *x = strchr(t, 'x');
-    long n = x ? strtol(t, NULL, 10) : -1, ps = x ? parse_size(x + 1) : -1;
+    long n = x ? strtol(t, NULL, 10) : -1, ps = x ? bench_parse_size(x + 1) : -1;
     if (n <= 0 || n > 65536 || ps <= 0 || n * ps > (1L << 30) || o->neb == MAXL)
         die("bad -e list (NxSIZE,...)");
     o->eb_n[o->neb] = (int)n;

@@ -61,6 +61,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bench_util.h"
+
 #if MPI_VERSION >= 4
 #define PX_INIT(P) MPI_##P##_init
 #elif defined(OMPI_HAVE_MPI_EXT_PCOLLREQ)
@@ -159,17 +161,6 @@ static void die(const char *msg)
 {
     fprintf(stderr, "pcoll_bench: %s\n", msg);
     MPI_Abort(MPI_COMM_WORLD, 2);
-}
-
-static long parse_size(const char *s)
-{
-    char *end;
-    double v = strtod(s, &end);
-    while (*end && isspace((unsigned char)*end)) end++;
-    if (*end == 'k' || *end == 'K') v *= 1024.0;
-    else if (*end == 'm' || *end == 'M') v *= 1024.0 * 1024.0;
-    else if (*end != '\0') return -1;
-    return (long)v;
 }
 
 /* ------------------------------------------------------- buffers and data */
@@ -534,7 +525,7 @@ static void parse_args(bench_t *b, int argc, char **argv)
         case 's': {
             char *dup = strdup(v), *save = NULL;
             for (char *t = strtok_r(dup, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-                long s = parse_size(t);
+                long s = bench_parse_size(t);
                 if (s <= 0 || s > (1L << 30)) { fprintf(stderr, "bad size '%s'\n", t); usage(); }
                 if (b->nsizes < MAX_SIZES) b->sizes[b->nsizes++] = s;
             }

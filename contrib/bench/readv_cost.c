@@ -20,12 +20,8 @@
 #include <time.h>
 #include <unistd.h>
 
-static double now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double) t.tv_sec + (double) t.tv_nsec * 1e-9;
-}
+#include "bench_util.h"
+
 
 int main(int argc, char **argv)
 {
@@ -38,7 +34,7 @@ int main(int argc, char **argv)
         memset(from, 1, size);
         memset(to, 2, size);
         const int n = (size > 65536) ? iters / 16 : iters;
-        double t0 = now();
+        double t0 = bench_now();
         for (int i = 0; i < n; ++i) {
             struct iovec mine = { to, size }, theirs = { from, size };
             if (process_vm_readv(getpid(), &mine, 1, &theirs, 1, 0) != (ssize_t) size) {
@@ -46,12 +42,12 @@ int main(int argc, char **argv)
                 return 1;
             }
         }
-        double t1 = now();
+        double t1 = bench_now();
         for (int i = 0; i < n; ++i) {
             memcpy(to, from, size);
             __asm__ volatile("" : : "r"(to) : "memory");
         }
-        double t2 = now();
+        double t2 = bench_now();
         printf("%7zu bytes: process_vm_readv %.2f us, memcpy %.2f us\n", size,
                (t1 - t0) / n * 1e6, (t2 - t1) / n * 1e6);
         free(from);

@@ -27,15 +27,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench_util.h"
+
 #define LINE 128
 #define BOX_MAX 65536
-
-static double now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double) t.tv_sec + 1e-9 * (double) t.tv_nsec;
-}
 
 typedef struct {
     volatile uint64_t flag;
@@ -52,7 +47,7 @@ typedef struct {
 static double pingpong(area_t *a, int me, size_t bytes, long n, char *mine)
 {
     const int other = 1 - me;
-    double t0 = now();
+    double t0 = bench_now();
     for (long i = 1; i <= n; ++i) {
         if (0 == me) {
             memcpy(a->box[other], mine, bytes);
@@ -66,7 +61,7 @@ static double pingpong(area_t *a, int me, size_t bytes, long n, char *mine)
             __atomic_store_n(&a->to[other].flag, (uint64_t) i, __ATOMIC_RELEASE);
         }
     }
-    return now() - t0;
+    return bench_now() - t0;
 }
 
 static double box_us(size_t bytes, double seconds)
@@ -107,13 +102,13 @@ static double memcpy_us(size_t bytes, double seconds)
     memset(src, 2, bytes + 1);
     memset(dst, 3, bytes + 1);
     long n = 0;
-    double t0 = now(), t;
+    double t0 = bench_now(), t;
     do {
         for (int k = 0; k < 64; ++k, ++n) {
             memcpy(dst, src, bytes);
             __asm__ volatile("" : : "r"(dst) : "memory");
         }
-        t = now() - t0;
+        t = bench_now() - t0;
     } while (t < seconds);
     free(src);
     free(dst);
@@ -136,9 +131,12 @@ int main(int argc, char **argv)
     }
     char *list = strdup(sizes);
     for (char *tok = strtok(list, ","); NULL != tok; tok = strtok(NULL, ",")) {
-        char *end;
-        size_t bytes = strtoul(tok, &end, 10);
-        bytes <<= ('K' == *end) ? 10 : ('M' == *end) ? 20 : 0;
+        const long parsed = bench_parse_size(tok);
+        if (parsed < 0) {
+            fprintf(stderr, "shm_floor: not a size: %s\n", tok);
+            return 2;
+        }
+        const size_t bytes = (size_t) parsed;
         if (bytes <= BOX_MAX) {
             printf("floor,pingpong,box,%zu,%.4f\n", bytes, box_us(bytes, ms * 1e-3));
         }
