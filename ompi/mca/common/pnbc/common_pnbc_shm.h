@@ -413,7 +413,7 @@ bool pnbc_shm_peer_ok(const pnbc_action_t *a, const pnbc_channel_t *ch);
 bool pnbc_shm_bind_data(const pnbc_action_t *a, size_t bytes, char **flat,
                         opal_convertor_t **conv);
 
-/* common_pnbc_shm_file.c: the directory of process `name`'s files
+/* common_pnbc_shm_dir.c: the directory of process `name`'s files
  * (malloc'ed; NULL: none), and our own (created at first use). */
 char *pnbc_shm_dir_path(const opal_process_name_t *name);
 const char *pnbc_shm_own_dir_get(void);

@@ -3,18 +3,16 @@
  * SPDX-License-Identifier: BSD-3-Clause
  *
  * The shared-memory transport's files (see common_pnbc_transport_shm.c):
- * the process's directory and the job key in its name, regions (a
- * request's block in a pool), building a receiver's block or, when that
- * fails, its fallback, and the cleanup at finalize.
+ * regions (a request's block in a pool), building a receiver's block or,
+ * when that fails, its fallback marker.  The process's directory itself:
+ * common_pnbc_shm_dir.c.
  */
 
 #include "common_pnbc_shm.h"
 
 #include "ompi/proc/proc.h"
-#include "opal/mca/pmix/pmix.h"
 #include "opal/util/output.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -26,129 +24,6 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-/* ------------------------------------------------------------------ */
-/* The process's directory                                            */
-/* ------------------------------------------------------------------ */
-
-/* Process-wide state, set up on first use (under shm_lock: *_init calls
- * on different communicators may run concurrently). */
-static pthread_mutex_t shm_lock = PTHREAD_MUTEX_INITIALIZER;
-static bool shm_ready = false;
-static const char *shm_base;    /* where the directories go */
-static uint64_t shm_key;        /* this job instance */
-static bool shm_dir_tried = false;
-static char *shm_own_dir = NULL;
-
-/* What tells this job instance from an earlier one with the same jobid
- * (jobids repeat: they hash mpirun's pid) whose files a killed mpirun
- * left behind: the job session directory, created anew for each job --
- * its path (holds mpirun's pid) and inode.  Not its times: they change
- * as the processes add their own directories to it. */
-static uint64_t job_key(void)
-{
-    const char *dir = opal_process_info.job_session_dir;
-    struct stat st;
-    uint64_t h = UINT64_C(0xcbf29ce484222325);      /* FNV-1a */
-
-    for (const char *c = dir; NULL != c && '\0' != *c; ++c) {
-        h = (h ^ (unsigned char) *c) * UINT64_C(0x100000001b3);
-    }
-    if (NULL != dir && 0 == stat(dir, &st)) {
-        h ^= (uint64_t) st.st_ino * UINT64_C(0x9e3779b97f4a7c15) ^ (uint64_t) st.st_dev;
-    }
-    return h;
-}
-
-/* The directory of process `name`'s files.  /dev/shm like btl/vader
- * (memory, not disk), else the job session directory: every process of
- * the node makes the same choice.  The name carries the job key, so
- * files a dead job left under a recycled jobid are never looked at.
- * Caller holds shm_lock. */
-static char *shm_dir_path_locked(const opal_process_name_t *name)
-{
-    char *path = NULL;
-
-    if (!shm_ready) {
-        shm_base = (0 == access("/dev/shm", W_OK)) ? "/dev/shm"
-                                                   : opal_process_info.job_session_dir;
-        shm_key = job_key();
-        shm_ready = true;
-    }
-    if (NULL == shm_base ||
-        0 > asprintf(&path, "%s/pnbc.%s.%u.%x.%u.%016" PRIx64, shm_base,
-                     opal_process_info.nodename, (unsigned) geteuid(),
-                     (unsigned) name->jobid, (unsigned) name->vpid, shm_key)) {
-        return NULL;
-    }
-    return path;
-}
-
-char *pnbc_shm_dir_path(const opal_process_name_t *name)
-{
-    pthread_mutex_lock(&shm_lock);
-    char *path = shm_dir_path_locked(name);
-    pthread_mutex_unlock(&shm_lock);
-    return path;
-}
-
-/* Remove every file in `dir` (our own directory: nobody else writes it). */
-static void shm_dir_empty(const char *dir)
-{
-    DIR *d = opendir(dir);
-    struct dirent *e;
-    char path[PATH_MAX];
-
-    if (NULL == d) {
-        return;
-    }
-    while (NULL != (e = readdir(d))) {
-        if ('.' == e->d_name[0]) {
-            continue;
-        }
-        if ((int) sizeof(path) > snprintf(path, sizeof(path), "%s/%s", dir, e->d_name)) {
-            (void) unlink(path);
-        }
-    }
-    closedir(d);
-}
-
-/* Create our directory once (first request that receives through shm)
- * and hand it to the runtime's cleanup, which removes it when this
- * process ends, even by a signal. */
-const char *pnbc_shm_own_dir_get(void)
-{
-    pthread_mutex_lock(&shm_lock);
-    if (!shm_dir_tried) {
-        char *dir = shm_dir_path_locked(&ompi_proc_local()->super.proc_name);
-        if (NULL != dir && 0 != mkdir(dir, 0700) && EEXIST != errno) {
-            free(dir);
-            dir = NULL;
-        }
-        if (NULL != dir && NULL != opal_pmix.register_cleanup) {
-            (void) opal_pmix.register_cleanup(dir, true, false, false);
-        }
-        shm_own_dir = dir;
-        shm_dir_tried = true;
-    }
-    pthread_mutex_unlock(&shm_lock);
-    return shm_own_dir;
-}
-
-void pnbc_transport_shm_finalize(void)
-{
-    pnbc_shm_copy_report();
-    pnbc_shm_pool_finalize();
-    pthread_mutex_lock(&shm_lock);
-    if (NULL != shm_own_dir) {
-        shm_dir_empty(shm_own_dir);
-        (void) rmdir(shm_own_dir);
-        free(shm_own_dir);
-        shm_own_dir = NULL;
-    }
-    shm_dir_tried = false;
-    pthread_mutex_unlock(&shm_lock);
-}
 
 /* ------------------------------------------------------------------ */
 /* Regions                                                            */
