@@ -30,6 +30,12 @@
 #                       PML completions ring as well
 #   many-late-park1-np4 12 with coll_pnbc_progress_park_min 1 (every
 #                       request that waits is parked)
+#   many-noprefault-np3, many-big-prefaultall-np3
+#                       1000 of them with no block's pages mapped at init
+#                       (coll_pnbc_shm_prefault_max_bytes 0), and 2000 with
+#                       the largest 80 000 bytes and every new block's pages
+#                       mapped at init however large: results still right
+#                       (the default maps blocks up to 512 KiB)
 #   conformance-park1-np4, nbc-shm-park1-np3, alloc-park1-np2: the
 #                       conformance suite (every persistent collective),
 #                       the nonblocking suite with every message paired
@@ -69,6 +75,12 @@ run_case many-late-tinypool-np4 "$MPIRUN" $(mpiargs 4) --mca coll_pnbc_shm_pool_
 # shellcheck disable=SC2046
 run_case many-late-park1-np4 "$MPIRUN" $(mpiargs 4) --mca coll_pnbc_progress_park_min 1 \
     "$(bin many_test)" late 12
+# shellcheck disable=SC2046
+run_case many-noprefault-np3 "$MPIRUN" $(mpiargs 3) --mca coll_pnbc_shm_prefault_max_bytes 0 \
+    "$(bin many_test)" many 1000
+# shellcheck disable=SC2046
+run_case many-big-prefaultall-np3 "$MPIRUN" $(mpiargs 3) \
+    --mca coll_pnbc_shm_prefault_max_bytes 1073741824 "$(bin many_test)" big 2000
 # shellcheck disable=SC2046
 run_case conformance-park1-np4 "$MPIRUN" $(mpiargs 4) --mca coll_pnbc_progress_park_min 1 \
     "$(bin conformance)"

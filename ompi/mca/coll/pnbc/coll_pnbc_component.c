@@ -206,6 +206,13 @@ static const pnbc_param_t pnbc_params[] = {
       "(the size of its directory); later ones fall back to a file each",
       MCA_BASE_VAR_TYPE_INT, OPAL_INFO_LVL_6, MCA_BASE_VAR_SCOPE_ALL,
       &mca_common_pnbc_params.shm_pool_entries },
+    { "shm_prefault_max_bytes",
+      "Shared memory transport: a persistent request whose receives take a new block of "
+      "the pool of at most this many bytes has the block's pages mapped at init "
+      "(MADV_POPULATE_WRITE), so that its first starts take no page faults on its boxes "
+      "(0: never; docs/many/prefault.md)",
+      MCA_BASE_VAR_TYPE_SIZE_T, OPAL_INFO_LVL_6, MCA_BASE_VAR_SCOPE_ALL,
+      &mca_common_pnbc_params.shm_prefault_max_bytes },
 };
 
 static int pnbc_register(void)

@@ -53,6 +53,11 @@ typedef struct pnbc_engine_params_t {
     size_t shm_pool_node_bytes; /* the job's pools on a node together */
     size_t shm_pool_step_bytes; /* a pool grows by segments this big */
     int shm_pool_entries;       /* requests a pool's directory holds */
+    size_t shm_prefault_max_bytes;  /* a persistent request's new block of
+                                       at most this many bytes gets its
+                                       pages mapped at init
+                                       (coll_pnbc_shm_prefault_max_bytes;
+                                       0: never) */
     int shm_retag_min_bytes;    /* retagged schedules (nonblocking calls)
                                    take shm from this size on
                                    (coll_pnbc_nbc_shm_min_bytes) */

@@ -32,6 +32,7 @@ pnbc_engine_params_t mca_common_pnbc_params = {
     .shm_pool_node_bytes = (size_t) 1 << 30,
     .shm_pool_step_bytes = (size_t) 4 << 20,
     .shm_pool_entries = 131072,
+    .shm_prefault_max_bytes = (size_t) 512 << 10,
     .shm_retag_min_bytes = 8193,
     .nbc_mailbox_cells = 16,
     .nbc_mailbox_large_cells = 4,
