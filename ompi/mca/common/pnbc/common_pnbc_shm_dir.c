@@ -197,7 +197,13 @@ static int shm_dir_create_locked(const char *dir, const opal_process_name_t *nam
     }
     if (0 == mkdir(tmp, 0700)) {
         fd = open(tmp, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        if (fd >= 0 && (0 != flock(fd, LOCK_EX | LOCK_NB) || 0 != rename(tmp, dir))) {
+        /* a file system without flock() (the session directory's, say)
+         * only loses the removal by a later job: a reaper that cannot
+         * lock a directory leaves it alone */
+        if (fd >= 0) {
+            (void) flock(fd, LOCK_EX | LOCK_NB);
+        }
+        if (fd >= 0 && 0 != rename(tmp, dir)) {
             close(fd);
             fd = -1;
         }
