@@ -27,7 +27,10 @@
 #       does (its local rank 0 removes every directory whose owner's lock it
 #       can take, common_pnbc_shm_dir.c): a short run of the same program
 #       must end with PASS and leave neither its own directories nor the
-#       killed job's.  Open MPI's own vader segments of the killed job are
+#       killed job's.  Planted beside them: a named directory nobody holds
+#       and a temporary one of a dead creator over a minute old (both must
+#       go), a new one of a dead creator and an old one of a live creator
+#       (both must stay).  Open MPI's own vader segments of the killed job are
 #       removed afterwards (not pnbc's to remove).
 # shellcheck disable=SC2016
 fault_script='
@@ -102,9 +105,28 @@ echo "mpirun killed; ranks still running after ${limit}s: ${left_procs:-none}; d
 [ -z "$left_procs" ] || { echo "FAIL fault-launcher-kill: ranks still running ${limit}s after mpirun was killed"; bad=1; }
 for p in $left_procs; do kill -KILL "$p" 2>/dev/null; done
 sleep 0.5
+# planted beside them: a named directory nobody holds, temporary ones
+# ("being made") of a dead creator (old: removed; new: kept) and of a
+# live one (kept)
+uid=$(id -u); first=$(sed -n 2p "$d/run.dirs" 2>/dev/null); node=${first#pnbc.}; node=${node%%"$tok"*}
+sleep 0 & deadpid=$!; wait $deadpid
+planted_gone="pnbc.$node.$uid.deadbeef.0.0123456789abcdef pnbc-new.$node.$uid.$deadpid.dead.0"
+planted_kept="pnbc-new.$node.$uid.$deadpid.young.0 pnbc-new.$node.$uid.$$.live.0"
+if [ -n "$first" ]; then
+    for e in $planted_gone $planted_kept; do mkdir -p "/dev/shm/$e"; done
+    touch "/dev/shm/pnbc.$node.$uid.deadbeef.0.0123456789abcdef/pool.dir"
+    touch -d "2 minutes ago" "/dev/shm/pnbc-new.$node.$uid.$deadpid.dead.0" "/dev/shm/pnbc-new.$node.$uid.$$.live.0"
+fi
 # the next job on the node removes what the killed one left
 timeout -k 5 120 "$@" "$prog" --out "$d/next" --rounds 20 --kill-round 2000000000 >"$d/next.log" 2>&1
 rc=$?
+if [ -n "$first" ]; then
+    for e in $planted_gone; do [ -e "/dev/shm/$e" ] && { echo "FAIL fault-launcher-kill: $e (owner gone) outlived the next job"; bad=1; }; done
+    for e in $planted_kept; do [ -e "/dev/shm/$e" ] || { echo "FAIL fault-launcher-kill: $e was removed (its creator lives, or it is new)"; bad=1; }; done
+    for e in $planted_gone $planted_kept; do rm -rf "/dev/shm/$e"; done
+else
+    echo "FAIL fault-launcher-kill: rank 0 listed no directory names"; bad=1
+fi
 next=$(head -n 1 "$d/next.dirs" 2>/dev/null)
 grep -q "^PASS fault_kill" "$d/next.log" || { echo "FAIL fault-launcher-kill: the next job did not pass (status $rc)"; sed "s/^/    next: /" "$d/next.log" | head -20; bad=1; }
 left=$(job_dirs "$tok")

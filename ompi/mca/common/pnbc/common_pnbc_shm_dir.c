@@ -38,6 +38,7 @@
 #include <signal.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 /* Process-wide state, set up on first use (under shm_lock: *_init calls
@@ -136,15 +137,19 @@ static void shm_dir_empty_fd(int dfd)
 
 /* Is directory `name` (open as fd) one whose owner is gone?  A named
  * one: its lock can be taken (and is, until fd is closed).  A temporary
- * one: its creator's pid is not running. */
+ * one: its creator's pid is not running and it is over a minute old (a
+ * creator in another pid namespace would look gone; it renames its
+ * directory within microseconds). */
 static bool shm_owner_gone(int fd, const char *name, size_t made_len, bool made)
 {
     if (!made) {
         return 0 == flock(fd, LOCK_EX | LOCK_NB);
     }
     char *end;
+    struct stat st;
     const long pid = strtol(name + made_len, &end, 10);
-    return pid > 0 && '.' == *end && 0 != kill((pid_t) pid, 0) && ESRCH == errno;
+    return pid > 0 && '.' == *end && 0 != kill((pid_t) pid, 0) && ESRCH == errno &&
+           0 == fstat(fd, &st) && time(NULL) - st.st_mtime > 60;
 }
 
 /* Remove the directories of this node and user whose owner is gone.
