@@ -189,7 +189,8 @@ static int shm_reap_stale(void)
 
 /* Make `dir` (named for `name`) ours: created under a temporary name,
  * locked, then renamed, so that it is never seen unlocked under its
- * name.  Returns the locked fd, or -1 (no directory). */
+ * name.  Returns the fd that holds the lock (kept open for the process's
+ * life), or -1 (no directory). */
 static int shm_dir_create_locked(const char *dir, const opal_process_name_t *name)
 {
     char *made = shm_node_prefix("pnbc-new"), *tmp = NULL;
