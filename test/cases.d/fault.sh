@@ -29,8 +29,9 @@
 #       must end with PASS and leave neither its own directories nor the
 #       killed job's.  Planted beside them: a named directory nobody holds
 #       and a temporary one of a dead creator over a minute old (both must
-#       go), a new one of a dead creator and an old one of a live creator
-#       (both must stay).  Open MPI's own vader segments of the killed job are
+#       go), a new one of a dead creator, an old one of a live creator and
+#       a named one without the file "flocked" (an older pnbc's: all three
+#       must stay).  Open MPI's own vader segments of the killed job are
 #       removed afterwards (not pnbc's to remove).
 # shellcheck disable=SC2016
 fault_script='
@@ -111,10 +112,11 @@ sleep 0.5
 uid=$(id -u); first=$(sed -n 2p "$d/run.dirs" 2>/dev/null); node=${first#pnbc.}; node=${node%%"$tok"*}
 sleep 0 & deadpid=$!; wait $deadpid
 planted_gone="pnbc.$node.$uid.deadbeef.0.0123456789abcdef pnbc-new.$node.$uid.$deadpid.dead.0"
-planted_kept="pnbc-new.$node.$uid.$deadpid.young.0 pnbc-new.$node.$uid.$$.live.0"
+planted_kept="pnbc-new.$node.$uid.$deadpid.young.0 pnbc-new.$node.$uid.$$.live.0 pnbc.$node.$uid.deadbeef.1.0123456789abcdef"
 if [ -n "$first" ]; then
     for e in $planted_gone $planted_kept; do mkdir -p "/dev/shm/$e"; done
-    touch "/dev/shm/pnbc.$node.$uid.deadbeef.0.0123456789abcdef/pool.dir"
+    touch "/dev/shm/pnbc.$node.$uid.deadbeef.0.0123456789abcdef/pool.dir" \
+          "/dev/shm/pnbc.$node.$uid.deadbeef.0.0123456789abcdef/flocked"
     touch -d "2 minutes ago" "/dev/shm/pnbc-new.$node.$uid.$deadpid.dead.0" "/dev/shm/pnbc-new.$node.$uid.$$.live.0"
 fi
 # the next job on the node removes what the killed one left

@@ -15,9 +15,13 @@
  *    for its whole life (the kernel drops it however the process ends), so
  *    a lock that can be taken says the owner is gone.  The first process
  *    of a node (local rank 0) that creates its directory removes every
- *    directory of the node and user that it can lock.  A directory is
+ *    directory of the node and user that it can lock, among those whose
+ *    file "flocked" says their owner took the lock (a directory of an
+ *    older pnbc, which never locks, is left alone).  A directory is
  *    locked before it gets its name (made under a temporary name, then
- *    renamed), so none is ever seen unlocked while its owner lives.
+ *    renamed), so none is ever seen unlocked while its owner lives; a
+ *    temporary one is removed once its creator's pid is gone and it is
+ *    over a minute old.
  */
 
 #include "common_pnbc_shm.h"
@@ -71,8 +75,15 @@ static uint64_t job_key(void)
     return h;
 }
 
-/* The prefix of every directory of this node and user ("pnbc"), or of
- * every one being made ("pnbc-new", followed by the creator's pid). */
+/* A directory's name: SHM_DIR_NAMED.<node>.<uid>.<jobid>.<vpid>.<job key>;
+ * one being made: SHM_DIR_MADE.<node>.<uid>.<creator's pid>.<jobid>.<vpid>. */
+#define SHM_DIR_NAMED "pnbc"
+#define SHM_DIR_MADE "pnbc-new"
+/* The file that says a directory's owner holds its flock (a directory of
+ * a pnbc without the lock has none and is never removed by a reaper). */
+#define SHM_DIR_FLOCKED "flocked"
+
+/* The prefix of every directory of this node and user of a kind. */
 static char *shm_node_prefix(const char *kind)
 {
     char *prefix = NULL;
@@ -90,7 +101,7 @@ static char *shm_node_prefix(const char *kind)
  * Caller holds shm_lock. */
 static char *shm_dir_path_locked(const opal_process_name_t *name)
 {
-    char *path = NULL, *prefix;
+    char *path = NULL;
 
     if (!shm_ready) {
         shm_base = (0 == access("/dev/shm", W_OK)) ? "/dev/shm"
@@ -98,14 +109,12 @@ static char *shm_dir_path_locked(const opal_process_name_t *name)
         shm_key = job_key();
         shm_ready = true;
     }
-    if (NULL == shm_base || NULL == (prefix = shm_node_prefix("pnbc"))) {
+    if (NULL == shm_base ||
+        0 > asprintf(&path, "%s/" SHM_DIR_NAMED ".%s.%u.%x.%u.%016" PRIx64, shm_base,
+                     opal_process_info.nodename, (unsigned) geteuid(),
+                     (unsigned) name->jobid, (unsigned) name->vpid, shm_key)) {
         return NULL;
     }
-    if (0 > asprintf(&path, "%s/%s%x.%u.%016" PRIx64, shm_base, prefix,
-                     (unsigned) name->jobid, (unsigned) name->vpid, shm_key)) {
-        path = NULL;
-    }
-    free(prefix);
     return path;
 }
 
@@ -143,7 +152,7 @@ static void shm_dir_empty_fd(int dfd)
 static bool shm_owner_gone(int fd, const char *name, size_t made_len, bool made)
 {
     if (!made) {
-        return 0 == flock(fd, LOCK_EX | LOCK_NB);
+        return 0 == faccessat(fd, SHM_DIR_FLOCKED, F_OK, 0) && 0 == flock(fd, LOCK_EX | LOCK_NB);
     }
     char *end;
     struct stat st;
@@ -156,7 +165,7 @@ static bool shm_owner_gone(int fd, const char *name, size_t made_len, bool made)
  * Returns how many. */
 static int shm_reap_stale(void)
 {
-    char *named = shm_node_prefix("pnbc"), *made = shm_node_prefix("pnbc-new");
+    char *named = shm_node_prefix(SHM_DIR_NAMED), *made = shm_node_prefix(SHM_DIR_MADE);
     DIR *d = (NULL == named || NULL == made) ? NULL : opendir(shm_base);
     struct dirent *e;
     int reaped = 0;
@@ -193,7 +202,7 @@ static int shm_reap_stale(void)
  * life), or -1 (no directory). */
 static int shm_dir_create_locked(const char *dir, const opal_process_name_t *name)
 {
-    char *made = shm_node_prefix("pnbc-new"), *tmp = NULL;
+    char *made = shm_node_prefix(SHM_DIR_MADE), *tmp = NULL;
     int fd = -1;
 
     if (NULL == made || 0 > asprintf(&tmp, "%s/%s%d.%x.%u", shm_base, made, (int) getpid(),
@@ -206,8 +215,11 @@ static int shm_dir_create_locked(const char *dir, const opal_process_name_t *nam
         /* a file system without flock() (the session directory's, say)
          * only loses the removal by a later job: a reaper that cannot
          * lock a directory leaves it alone */
-        if (fd >= 0) {
-            (void) flock(fd, LOCK_EX | LOCK_NB);
+        if (fd >= 0 && 0 == flock(fd, LOCK_EX | LOCK_NB)) {
+            const int f = openat(fd, SHM_DIR_FLOCKED, O_CREAT | O_WRONLY | O_CLOEXEC, 0600);
+            if (f >= 0) {
+                close(f);
+            }
         }
         if (fd >= 0 && 0 != rename(tmp, dir)) {
             close(fd);
