@@ -12,10 +12,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "bench_util.h"
-
 
 static void copy(char *d, const char *s, size_t n, size_t piece)
 {

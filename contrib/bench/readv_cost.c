@@ -17,11 +17,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/uio.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "bench_util.h"
-
 
 int main(int argc, char **argv)
 {

@@ -10,20 +10,14 @@
 
 #include "common_pnbc_shm.h"
 
-#include "ompi/proc/proc.h"
 #include "opal/util/sys_limits.h"
 #include "opal/util/output.h"
 
-#include <errno.h>
 #include <fcntl.h>
-#include <inttypes.h>
-#include <limits.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 /* ------------------------------------------------------------------ */
