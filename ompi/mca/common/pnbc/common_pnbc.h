@@ -31,6 +31,7 @@
 #include "ompi/op/op.h"
 #include "opal/threads/mutex.h"
 
+#include <pthread.h>
 #include <string.h>
 
 BEGIN_C_DECLS
@@ -204,6 +205,48 @@ OMPI_DECLSPEC void mca_common_pnbc_fini(void);
 /* Register the progress callback if it is not yet (every request's setup
  * calls this). */
 OMPI_DECLSPEC int mca_common_pnbc_progress_needed(void);
+
+/* The engine's own locks (shared-memory directory, pool, mailbox;
+ * channels and partitioned matching): taken only where threads may call
+ * MPI at once (opal_using_threads(), the rule OPAL_THREAD_LOCK follows).
+ * Otherwise one thread at a time calls MPI and they cost a flag: `held`
+ * still makes pnbc_trylock() refuse a lock its own caller holds (the
+ * progress callback, run from inside a call that holds one). */
+typedef struct pnbc_lock_t {
+    pthread_mutex_t mutex;
+    bool held;
+} pnbc_lock_t;
+
+#define PNBC_LOCK_INITIALIZER { PTHREAD_MUTEX_INITIALIZER, false }
+
+static inline void pnbc_lock(pnbc_lock_t *l)
+{
+    if (opal_using_threads()) {
+        pthread_mutex_lock(&l->mutex);
+    }
+    l->held = true;
+}
+
+static inline void pnbc_unlock(pnbc_lock_t *l)
+{
+    l->held = false;
+    if (opal_using_threads()) {
+        pthread_mutex_unlock(&l->mutex);
+    }
+}
+
+static inline bool pnbc_trylock(pnbc_lock_t *l)
+{
+    if (opal_using_threads()) {
+        if (0 != pthread_mutex_trylock(&l->mutex)) {
+            return false;
+        }
+    } else if (l->held) {
+        return false;
+    }
+    l->held = true;
+    return true;
+}
 
 static inline void pnbc_engine_lock(void)
 {

@@ -101,7 +101,7 @@ void mca_common_pnbc_fini(void)
     }
     e->wake = NULL;
     e->nactive = 0;
-    pnbc_transport_shm_finalize();
+    pnbc_transport_fini();
     pnbc_bells_fini();
     pnbc_sched_scratch_fini();
     if (e->progress_registered) {

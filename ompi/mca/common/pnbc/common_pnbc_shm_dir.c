@@ -35,7 +35,6 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,7 +46,7 @@
 
 /* Process-wide state, set up on first use (under shm_lock: *_init calls
  * on different communicators may run concurrently). */
-static pthread_mutex_t shm_lock = PTHREAD_MUTEX_INITIALIZER;
+static pnbc_lock_t shm_lock = PNBC_LOCK_INITIALIZER;
 static bool shm_ready = false;
 static const char *shm_base;    /* where the directories go */
 static uint64_t shm_key;        /* this job instance */
@@ -120,9 +119,9 @@ static char *shm_dir_path_locked(const opal_process_name_t *name)
 
 char *pnbc_shm_dir_path(const opal_process_name_t *name)
 {
-    pthread_mutex_lock(&shm_lock);
+    pnbc_lock(&shm_lock);
     char *path = shm_dir_path_locked(name);
-    pthread_mutex_unlock(&shm_lock);
+    pnbc_unlock(&shm_lock);
     return path;
 }
 
@@ -239,7 +238,7 @@ static int shm_dir_create_locked(const char *dir, const opal_process_name_t *nam
  * process ends, even by a signal, as long as its daemon lives. */
 const char *pnbc_shm_own_dir_get(void)
 {
-    pthread_mutex_lock(&shm_lock);
+    pnbc_lock(&shm_lock);
     if (!shm_dir_tried) {
         const opal_process_name_t *me = &ompi_proc_local()->super.proc_name;
         char *dir = shm_dir_path_locked(me);
@@ -264,7 +263,7 @@ const char *pnbc_shm_own_dir_get(void)
         shm_own_dir = dir;
         shm_dir_tried = true;
     }
-    pthread_mutex_unlock(&shm_lock);
+    pnbc_unlock(&shm_lock);
     return shm_own_dir;
 }
 
@@ -272,7 +271,7 @@ void pnbc_transport_shm_finalize(void)
 {
     pnbc_shm_copy_report();
     pnbc_shm_pool_finalize();
-    pthread_mutex_lock(&shm_lock);
+    pnbc_lock(&shm_lock);
     if (NULL != shm_own_dir) {
         int fd = open(shm_own_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (fd >= 0) {
@@ -287,5 +286,5 @@ void pnbc_transport_shm_finalize(void)
         shm_own_fd = -1;
     }
     shm_dir_tried = false;
-    pthread_mutex_unlock(&shm_lock);
+    pnbc_unlock(&shm_lock);
 }

@@ -13,7 +13,6 @@
 #include "ompi/proc/proc.h"
 #include "opal/util/output.h"
 
-#include <pthread.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,7 +23,7 @@ _Static_assert(offsetof(mbox_header_t, not_a_gen) == offsetof(shm_header_t, gen)
 /* The communicators' states: bind (any thread) and comm_free change the
  * list; progress reads it under the engine lock.  Taken after the
  * engine's and before the pool's. */
-static pthread_mutex_t mbox_lock = PTHREAD_MUTEX_INITIALIZER;
+static pnbc_lock_t mbox_lock = PNBC_LOCK_INITIALIZER;
 static mbox_comm_t *mbox_comms;
 
 static inline mbox_cell_t *cell_at(const mbox_ring_t *g, uint64_t w)
@@ -250,7 +249,7 @@ static void comm_put(mbox_comm_t *mc)
 
 void pnbc_mbox_comm_free(uint32_t cid)
 {
-    pthread_mutex_lock(&mbox_lock);
+    pnbc_lock(&mbox_lock);
     for (mbox_comm_t *mc = mbox_comms, *next; NULL != mc; mc = next) {
         next = mc->next;
         if (mc->cid == cid && mc->live) {   /* each tier's */
@@ -263,12 +262,12 @@ void pnbc_mbox_comm_free(uint32_t cid)
             comm_put(mc);
         }
     }
-    pthread_mutex_unlock(&mbox_lock);
+    pnbc_unlock(&mbox_lock);
 }
 
 mbox_comm_t *pnbc_mbox_comm_hold(const pnbc_channel_t *ch, const pnbc_action_t *a, int tier)
 {
-    pthread_mutex_lock(&mbox_lock);
+    pnbc_lock(&mbox_lock);
     mbox_comm_t *mc = comm_get(ch, tier);
     if (NULL != mc && PNBC_ACT_SEND == a->kind && NULL == mc->out[a->peer]) {
         mbox_out_t *o = calloc(1, sizeof(*o));
@@ -287,15 +286,15 @@ mbox_comm_t *pnbc_mbox_comm_hold(const pnbc_channel_t *ch, const pnbc_action_t *
     if (NULL != mc) {
         mc->refs++;
     }
-    pthread_mutex_unlock(&mbox_lock);
+    pnbc_unlock(&mbox_lock);
     return mc;
 }
 
 void pnbc_mbox_comm_release(mbox_comm_t *mc)
 {
-    pthread_mutex_lock(&mbox_lock);
+    pnbc_lock(&mbox_lock);
     comm_put(mc);
-    pthread_mutex_unlock(&mbox_lock);
+    pnbc_unlock(&mbox_lock);
 }
 
 /* ------------------------------------------------------------------ */
@@ -470,7 +469,7 @@ void pnbc_mbox_progress(void)
      * progress costs a thread-local increment otherwise */
     static __thread unsigned passes;
     if (0 != (++passes & 63) || NULL == __atomic_load_n(&mbox_comms, __ATOMIC_RELAXED) ||
-        0 != pthread_mutex_trylock(&mbox_lock)) {
+        !pnbc_trylock(&mbox_lock)) {
         return;
     }
     for (mbox_comm_t *mc = mbox_comms; NULL != mc; mc = mc->next) {
@@ -495,5 +494,5 @@ void pnbc_mbox_progress(void)
             }
         }
     }
-    pthread_mutex_unlock(&mbox_lock);
+    pnbc_unlock(&mbox_lock);
 }

@@ -80,13 +80,13 @@ static bool peer_pool_map(pool_t *p, const opal_process_name_t *name)
 pool_t *pnbc_shm_peer_pool(uint32_t vpid)
 {
     pool_t *p = NULL;
-    pthread_mutex_lock(&pnbc_shm_pool_lock);
+    pnbc_lock(&pnbc_shm_pool_lock);
     for (uint32_t k = 0; k < npeer_pools && NULL == p; ++k) {
         if (peer_pools[k]->vpid == vpid && NULL != peer_pools[k]->hdr) {
             p = peer_pools[k];
         }
     }
-    pthread_mutex_unlock(&pnbc_shm_pool_lock);
+    pnbc_unlock(&pnbc_shm_pool_lock);
     return p;
 }
 
@@ -115,7 +115,7 @@ int pnbc_shm_pool_find(shm_region_t *r, const opal_process_name_t *name)
 {
     int rc = PNBC_SHM_POOL_WAIT;
 
-    pthread_mutex_lock(&pnbc_shm_pool_lock);
+    pnbc_lock(&pnbc_shm_pool_lock);
     pool_t *p = peer_pool_get(name->vpid);
     if (NULL == p || !peer_pool_map(p, name)) {
         goto out;
@@ -152,7 +152,7 @@ int pnbc_shm_pool_find(shm_region_t *r, const opal_process_name_t *name)
         rc = PNBC_SHM_POOL_MARKER;      /* the caller looks for one */
     }
 out:
-    pthread_mutex_unlock(&pnbc_shm_pool_lock);
+    pnbc_unlock(&pnbc_shm_pool_lock);
     return rc;
 }
 

@@ -54,7 +54,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-pthread_mutex_t pnbc_shm_pool_lock = PTHREAD_MUTEX_INITIALIZER;
+pnbc_lock_t pnbc_shm_pool_lock = PNBC_LOCK_INITIALIZER;
 static pool_t *own_pool;
 static bool own_pool_tried;
 
@@ -378,7 +378,7 @@ int pnbc_shm_pool_reserve(shm_region_t *r, size_t size)
 {
     int rc = PNBC_SHM_POOL_NONE;
 
-    pthread_mutex_lock(&pnbc_shm_pool_lock);
+    pnbc_lock(&pnbc_shm_pool_lock);
     pool_t *p = own_pool_get();
     if (NULL != p) {
         uint32_t seg = 0;
@@ -399,7 +399,7 @@ int pnbc_shm_pool_reserve(shm_region_t *r, size_t size)
             rc = PNBC_SHM_POOL_FULL;
         }
     }
-    pthread_mutex_unlock(&pnbc_shm_pool_lock);
+    pnbc_unlock(&pnbc_shm_pool_lock);
     return rc;
 }
 
@@ -414,7 +414,7 @@ bool pnbc_shm_pool_publish(shm_region_t *r, bool fallback)
         v.offset = r->offset;
         v.size = r->size;
     }
-    pthread_mutex_lock(&pnbc_shm_pool_lock);
+    pnbc_lock(&pnbc_shm_pool_lock);
     if (NULL != own_pool) {
         ok = r->entry || dir_room(own_pool);
         if (ok) {
@@ -424,7 +424,7 @@ bool pnbc_shm_pool_publish(shm_region_t *r, bool fallback)
             __atomic_store_n(&own_pool->hdr->markers, 1, __ATOMIC_RELEASE);
         }
     }
-    pthread_mutex_unlock(&pnbc_shm_pool_lock);
+    pnbc_unlock(&pnbc_shm_pool_lock);
     r->published = ok;
     return ok;
 }
@@ -437,7 +437,7 @@ int pnbc_shm_pool_entry_reserve(shm_region_t *r)
 {
     int rc = PNBC_SHM_POOL_NONE;
 
-    pthread_mutex_lock(&pnbc_shm_pool_lock);
+    pnbc_lock(&pnbc_shm_pool_lock);
     pool_t *p = own_pool_get();
     if (NULL != p) {
         rc = PNBC_SHM_POOL_FULL;
@@ -447,7 +447,7 @@ int pnbc_shm_pool_entry_reserve(shm_region_t *r)
             rc = PNBC_SHM_POOL_BLOCK;
         }
     }
-    pthread_mutex_unlock(&pnbc_shm_pool_lock);
+    pnbc_unlock(&pnbc_shm_pool_lock);
     return rc;
 }
 
@@ -464,14 +464,14 @@ static void dir_unpublish(pool_t *p, shm_region_t *r)
 
 void pnbc_shm_pool_unpublish(shm_region_t *r)
 {
-    pthread_mutex_lock(&pnbc_shm_pool_lock);
+    pnbc_lock(&pnbc_shm_pool_lock);
     dir_unpublish(own_pool, r);
-    pthread_mutex_unlock(&pnbc_shm_pool_lock);
+    pnbc_unlock(&pnbc_shm_pool_lock);
 }
 
 void pnbc_shm_pool_release(shm_region_t *r)
 {
-    pthread_mutex_lock(&pnbc_shm_pool_lock);
+    pnbc_lock(&pnbc_shm_pool_lock);
     pool_t *p = own_pool;
     dir_unpublish(p, r);
     if (NULL != p && r->entry) {
@@ -495,14 +495,14 @@ void pnbc_shm_pool_release(shm_region_t *r)
         p->bytes -= r->reserved;
         r->reserved = 0;
     }
-    pthread_mutex_unlock(&pnbc_shm_pool_lock);
+    pnbc_unlock(&pnbc_shm_pool_lock);
 }
 
 pool_t *pnbc_shm_own_pool(void)
 {
-    pthread_mutex_lock(&pnbc_shm_pool_lock);
+    pnbc_lock(&pnbc_shm_pool_lock);
     pool_t *p = own_pool_get();
-    pthread_mutex_unlock(&pnbc_shm_pool_lock);
+    pnbc_unlock(&pnbc_shm_pool_lock);
     return p;
 }
 
@@ -537,14 +537,14 @@ void pnbc_shm_pool_free(pool_t *p)
 
 void pnbc_shm_pool_finalize(void)
 {
-    pthread_mutex_lock(&pnbc_shm_pool_lock);
+    pnbc_lock(&pnbc_shm_pool_lock);
     if (NULL != own_pool) {
         pnbc_shm_pool_free(own_pool);
         own_pool = NULL;
     }
     own_pool_tried = false;
     pnbc_shm_peer_pools_finalize();
-    pthread_mutex_unlock(&pnbc_shm_pool_lock);
+    pnbc_unlock(&pnbc_shm_pool_lock);
 }
 
 /* How full is this process's pool for communicator cid: 0 (less than a
@@ -553,7 +553,7 @@ void pnbc_shm_pool_finalize(void)
 int pnbc_shm_pool_pressure(uint32_t cid)
 {
     int level = 0;
-    pthread_mutex_lock(&pnbc_shm_pool_lock);
+    pnbc_lock(&pnbc_shm_pool_lock);
     pool_t *p = own_pool_get();
     if (NULL != p) {
         const pool_comm_use_t *u = comm_use(p, cid, false);
@@ -563,6 +563,6 @@ int pnbc_shm_pool_pressure(uint32_t cid)
         const double fill = (comm > all) ? comm : all;
         level = (fill < 0.0625) ? 0 : (fill < 0.25) ? 1 : 2;
     }
-    pthread_mutex_unlock(&pnbc_shm_pool_lock);
+    pnbc_unlock(&pnbc_shm_pool_lock);
     return level;
 }

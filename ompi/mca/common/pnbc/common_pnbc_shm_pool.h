@@ -14,8 +14,6 @@
 
 #include "common_pnbc_shm.h"
 
-#include <pthread.h>
-
 BEGIN_C_DECLS
 
 #define POOL_MAGIC      UINT64_C(0x316c6f6f70626e70)    /* "pnbpool1" */
@@ -92,7 +90,7 @@ typedef struct pool_t {
 
 
 /* The pools, their lock (taken after the engine's, never before). */
-extern pthread_mutex_t pnbc_shm_pool_lock;
+extern pnbc_lock_t pnbc_shm_pool_lock;
 
 /* <dir>/pool.<name><k> (malloc'ed). */
 char *pnbc_shm_pool_path(const char *dir, const char *name, uint32_t k);

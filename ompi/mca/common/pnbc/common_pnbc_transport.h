@@ -98,6 +98,9 @@ typedef struct pnbc_transport_t {
     /* A communicator is freed: drop what the transport keeps for it
      * beyond any request (the mailbox).  NULL: nothing. */
     void (*comm_free)(uint32_t cid);
+    /* The engine's last release (component close): release what the
+     * transport keeps beyond requests and communicators.  NULL: nothing. */
+    void (*fini)(void);
 } pnbc_transport_t;
 
 extern const pnbc_transport_t pnbc_transport_pml;
@@ -125,11 +128,10 @@ void pnbc_transport_pml_watch(ompi_request_t *req, pnbc_waker_t *waker);
 /* The bell of an in-flight action waiting on PML request req:
  * pnbc_bell_callback if it was watched, else NULL (poll it). */
 pnbc_bell_t *pnbc_transport_pml_bell(const ompi_request_t *req);
-/* The transports' progress and communicator-free hooks (see above). */
+/* The transports' progress, communicator-free and fini hooks (see above). */
 void pnbc_transport_progress(void);
 void pnbc_transport_comm_free(uint32_t cid);
-/* Component close: remove the shm files of requests never freed. */
-void pnbc_transport_shm_finalize(void);
+void pnbc_transport_fini(void);
 
 END_C_DECLS
 

@@ -85,7 +85,56 @@ typedef struct mbox_act_t {
     shm_fold_t *fold;
     bool done;
     int err;
+    struct mbox_act_t *next_spare;
 } mbox_act_t;
+
+/* Spare action states.  A nonblocking call that misses binds about as
+ * many as the instance it evicts unbinds, so they go round here rather
+ * than through malloc and free (whose frees of them took the slow path).
+ * At most MBOX_SPARE_MAX wait; fini frees them. */
+#define MBOX_SPARE_MAX 256
+static pnbc_lock_t spare_lock = PNBC_LOCK_INITIALIZER;
+static mbox_act_t *spare;
+static unsigned nspare;
+
+static mbox_act_t *act_new(void)
+{
+    pnbc_lock(&spare_lock);
+    mbox_act_t *t = spare;
+    if (NULL != t) {
+        spare = t->next_spare;
+        nspare--;
+    }
+    pnbc_unlock(&spare_lock);
+    return (NULL != t) ? t : malloc(sizeof(*t));    /* (calloc skips malloc's thread cache) */
+}
+
+static void act_delete(mbox_act_t *t)
+{
+    pnbc_lock(&spare_lock);
+    const bool keep = nspare < MBOX_SPARE_MAX;
+    if (keep) {
+        t->next_spare = spare;
+        spare = t;
+        nspare++;
+    }
+    pnbc_unlock(&spare_lock);
+    if (!keep) {
+        free(t);
+    }
+}
+
+static void mbox_fini(void)
+{
+    pnbc_lock(&spare_lock);
+    while (NULL != spare) {
+        mbox_act_t *t = spare;
+        spare = t->next_spare;
+        free(t);
+    }
+    nspare = 0;
+    pnbc_unlock(&spare_lock);
+}
 
 /* Not on the slot fallback's mirrored tag (common_pnbc_shm_slot.c) nor
  * on the call's: a sender learns of the fallback only when it finds the
@@ -166,13 +215,13 @@ static bool mbox_bind(pnbc_action_t *a, const pnbc_channel_t *ch)
     }
     /* Ours from here on; a failure leaves tstate.ptr NULL and fails the
      * commit (mbox_commit). */
-    mbox_act_t *t = malloc(sizeof(*t));     /* (calloc skips malloc's thread cache) */
+    mbox_act_t *t = act_new();
     if (NULL == t) {
         return true;
     }
     *t = (mbox_act_t) { .bytes = bytes, .ch = *ch, .tier = tier };
     if (!pnbc_shm_bind_data(a, bytes, &t->flat, &t->conv)) {
-        free(t);
+        act_delete(t);
         return true;
     }
     t->mc = pnbc_mbox_comm_hold(ch, a, tier);
@@ -180,7 +229,7 @@ static bool mbox_bind(pnbc_action_t *a, const pnbc_channel_t *ch)
         if (NULL != t->conv) {
             OBJ_RELEASE(t->conv);
         }
-        free(t);
+        act_delete(t);
         return true;
     }
     if (PNBC_ACT_SEND == a->kind) {
@@ -253,7 +302,7 @@ static void mbox_unbind(pnbc_action_t *a)
     }
     pnbc_mbox_comm_release(t->mc);
     free(t->fold);
-    free(t);
+    act_delete(t);
     a->tstate.ptr = NULL;
 }
 
@@ -270,4 +319,5 @@ const pnbc_transport_t pnbc_transport_mbox = {
     .unbind = mbox_unbind,
     .progress = pnbc_mbox_progress,
     .comm_free = pnbc_mbox_comm_free,
+    .fini = mbox_fini,
 };

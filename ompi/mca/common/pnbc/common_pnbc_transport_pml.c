@@ -158,6 +158,16 @@ void pnbc_transport_comm_free(uint32_t cid)
     }
 }
 
+void pnbc_transport_fini(void)
+{
+    const size_t n = sizeof(transports) / sizeof(transports[0]);
+    for (size_t i = 0; i < n; ++i) {
+        if (NULL != transports[i]->fini) {
+            transports[i]->fini();
+        }
+    }
+}
+
 int pnbc_transport_bound_all(const pnbc_schedule_t *s, const pnbc_transport_t *tp)
 {
     for (uint32_t i = 0; i < s->nactions; ++i) {

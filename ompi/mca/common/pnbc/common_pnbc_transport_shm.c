@@ -348,4 +348,5 @@ const pnbc_transport_t pnbc_transport_shm = {
     .bell = pnbc_shm_bell,
     .retag = shm_retag,
     .unbind = shm_unbind,
+    .fini = pnbc_transport_shm_finalize,
 };

@@ -24,7 +24,6 @@
 #include "ompi/mca/pml/pml.h"
 #include "opal/runtime/opal_progress.h"
 
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -38,7 +37,7 @@ typedef struct kept_t {
     pnbc_chan_hs_t hs;
 } kept_t;
 
-static pthread_mutex_t wire_lock = PTHREAD_MUTEX_INITIALIZER;
+static pnbc_lock_t wire_lock = PNBC_LOCK_INITIALIZER;
 static kept_t *kept;
 static size_t nkept, kept_cap;
 
@@ -126,7 +125,7 @@ int pnbc_chan_exchange(pnbc_chan_xchg_t *x, int n)
     }
     while (left > 0 && OMPI_SUCCESS == rc) {
         bool moved = false;
-        pthread_mutex_lock(&wire_lock);
+        pnbc_lock(&wire_lock);
         for (int i = 0; i < n; ++i) {
             if (!x[i].skip && !x[i].got && take_kept(&x[i])) {
                 x[i].got = true;
@@ -134,7 +133,7 @@ int pnbc_chan_exchange(pnbc_chan_xchg_t *x, int n)
                 moved = true;
             }
         }
-        pthread_mutex_unlock(&wire_lock);
+        pnbc_unlock(&wire_lock);
         for (int i = 0; i < n && OMPI_SUCCESS == rc; ++i) {
             if (x[i].skip || x[i].got || pair_receiving(x, n, &x[i])) {
                 continue;
@@ -156,9 +155,9 @@ int pnbc_chan_exchange(pnbc_chan_xchg_t *x, int n)
                 rc = OMPI_ERROR;
                 break;
             }
-            pthread_mutex_lock(&wire_lock);
+            pnbc_lock(&wire_lock);
             rc = keep(x[i].comm, x[i].peer, &x[i].rbuf);
-            pthread_mutex_unlock(&wire_lock);
+            pnbc_unlock(&wire_lock);
             moved = true;
         }
         if (!moved && left > 0) {
@@ -188,20 +187,20 @@ int pnbc_chan_exchange(pnbc_chan_xchg_t *x, int n)
  * marker, which the shm transport leaves until finalize) of an earlier
  * channel. */
 
-static pthread_mutex_t id_lock = PTHREAD_MUTEX_INITIALIZER;
+static pnbc_lock_t id_lock = PNBC_LOCK_INITIALIZER;
 static int *free_ids;
 static int nfree, free_cap, next_id;
 
 int pnbc_chan_id_alloc(void)
 {
     int id = -1;
-    pthread_mutex_lock(&id_lock);
+    pnbc_lock(&id_lock);
     if (next_id < PNBC_CHAN_IDS) {
         id = next_id++;             /* fresh ids first: see below */
     } else if (nfree > 0) {
         id = free_ids[--nfree];
     }
-    pthread_mutex_unlock(&id_lock);
+    pnbc_unlock(&id_lock);
     return id;
 }
 
@@ -210,17 +209,17 @@ void pnbc_chan_id_release(int id)
     if (id < 0) {
         return;
     }
-    pthread_mutex_lock(&id_lock);
+    pnbc_lock(&id_lock);
     if (nfree == free_cap) {
         int ncap = free_cap ? 2 * free_cap : 64;
         int *grown = realloc(free_ids, (size_t) ncap * sizeof(*grown));
         if (NULL == grown) {
-            pthread_mutex_unlock(&id_lock);
+            pnbc_unlock(&id_lock);
             return;     /* the id is lost, nothing else */
         }
         free_ids = grown;
         free_cap = ncap;
     }
     free_ids[nfree++] = id;
-    pthread_mutex_unlock(&id_lock);
+    pnbc_unlock(&id_lock);
 }

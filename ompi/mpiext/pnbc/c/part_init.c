@@ -14,13 +14,12 @@
 #include "ompi/mca/pml/pml.h"
 #include "ompi/runtime/mpiruntime.h"
 
-#include <pthread.h>
 
 /* ------------------------------------------------------------------ */
 /* The engine, taken at the first partitioned init                    */
 /* ------------------------------------------------------------------ */
 
-static pthread_mutex_t take_lock = PTHREAD_MUTEX_INITIALIZER;
+static pnbc_lock_t take_lock = PNBC_LOCK_INITIALIZER;
 static bool taken;
 
 /* Deleting MPI_COMM_SELF's attributes is the first thing MPI_Finalize
@@ -31,19 +30,19 @@ static int release_at_finalize(MPI_Comm comm, int keyval, void *value, void *ext
     (void) keyval;
     (void) value;
     (void) extra;
-    pthread_mutex_lock(&take_lock);
+    pnbc_lock(&take_lock);
     if (taken) {
         mca_common_pnbc_fini();
         taken = false;
     }
-    pthread_mutex_unlock(&take_lock);
+    pnbc_unlock(&take_lock);
     return MPI_SUCCESS;
 }
 
 int pnbc_part_engine_take(void)
 {
     int rc = OMPI_SUCCESS;
-    pthread_mutex_lock(&take_lock);
+    pnbc_lock(&take_lock);
     if (!taken) {
         int keyval;
         rc = mca_common_pnbc_init();
@@ -60,7 +59,7 @@ int pnbc_part_engine_take(void)
             rc = OMPI_ERROR;
         }
     }
-    pthread_mutex_unlock(&take_lock);
+    pnbc_unlock(&take_lock);
     return rc;
 }
 
