@@ -170,6 +170,9 @@ typedef struct pnbc_nbc_cache_t {
     /* Per collective, the cached instance its last call ran with, found
      * again by the call's MPI arguments as passed (coll_pnbc_nbc.c) */
     struct pnbc_nbc_request_t *memo[PNBC_NCOLLS];
+    /* The instance the last call through the cache ran with (the request
+     * handed out may be Open MPI's completed one instead) */
+    struct pnbc_nbc_request_t *last;
 } pnbc_nbc_cache_t;
 
 typedef struct mca_coll_pnbc_module_t {

@@ -41,17 +41,22 @@
 /* Free of a completed call's request: back to the cache (or destroyed
  * when it was not kept), then the communicator is let go -- last, as it
  * may take the cache with it. */
+static void nbc_idle(pnbc_nbc_request_t *e)
+{
+    if (e->cached) {
+        pnbc_nbc_set_busy(e, false);
+    } else {
+        OBJ_RELEASE(e);
+    }
+}
+
 static void nbc_recycle(pnbc_request_t *req)
 {
     pnbc_nbc_request_t *e = (pnbc_nbc_request_t *) req;
     ompi_communicator_t *comm = e->held;
 
     e->held = NULL;
-    if (e->cached) {
-        pnbc_nbc_set_busy(e, false);
-    } else {
-        OBJ_RELEASE(e);
-    }
+    nbc_idle(e);
     OBJ_RELEASE(comm);
 }
 
@@ -110,18 +115,27 @@ static int nbc_build(mca_coll_pnbc_module_t *m, pnbc_coll_args_t *args,
     return OMPI_SUCCESS;
 }
 
-/* Start instance e (busy) for this call under the call's tag. */
+/* Start instance e (busy) for this call under the call's tag.  A call
+ * that ran to its end within the start (a bcast root or a gather leaf
+ * whose messages went eagerly, a receiver whose messages were already
+ * there) hands out Open MPI's completed request instead of e's: MPI_Wait
+ * then has nothing to complete or free, and e is idle again at once. */
 static int nbc_run(pnbc_nbc_request_t *e, ompi_communicator_t *comm, int tag,
                    ompi_request_t **request)
 {
-    OBJ_RETAIN(comm);
-    e->held = comm;
-    int rc = pnbc_request_start_nbc(&e->super, tag);
-    if (OMPI_SUCCESS != rc) {
+    bool in_call = false;
+    int rc = pnbc_request_start_nbc(&e->super, tag, &in_call);
+    if (OMPI_SUCCESS != rc || in_call) {
         e->super.super.req_complete = REQUEST_COMPLETED;
-        nbc_recycle(&e->super);
+        nbc_idle(e);
+        if (OMPI_SUCCESS == rc) {
+            *request = &ompi_request_empty;
+        }
         return rc;
     }
+    /* held until its free: the request is the user's from here on */
+    OBJ_RETAIN(comm);
+    e->held = comm;
     *request = &e->super.super;
     return OMPI_SUCCESS;
 }
@@ -151,6 +165,7 @@ int mca_coll_pnbc_nbc_call(pnbc_coll_args_t *args, ompi_request_t **request,
         }
         mca_coll_pnbc_cache_insert(module, e);
     }
+    module->cache.last = e->cached ? e : NULL;     /* nbc_run may destroy one not kept */
     return nbc_run(e, args->comm, tag, request);
 }
 
@@ -186,10 +201,10 @@ static bool nbc_memo_start(mca_coll_pnbc_module_t *m, pnbc_coll_t coll, const ui
 
 /* After a call through the cache: remember its instance (if kept). */
 static void nbc_memo_note(mca_coll_pnbc_module_t *m, pnbc_coll_t coll, const uintptr_t *raw,
-                          unsigned nraw, ompi_request_t *request)
+                          unsigned nraw)
 {
-    pnbc_nbc_request_t *e = (pnbc_nbc_request_t *) request;
-    if (e->cached) {
+    pnbc_nbc_request_t *e = m->cache.last;
+    if (NULL != e) {
         memcpy(e->raw, raw, nraw * sizeof(*raw));
         e->nraw = nraw;
         m->cache.memo[coll] = e;
@@ -217,9 +232,10 @@ static void nbc_memo_note(mca_coll_pnbc_module_t *m, pnbc_coll_t coll, const uin
         if (nbc_memo_start(m_, PNBC_##ID, raw_, nraw_, comm, request, &rc_)) {          \
             return rc_;                                                                 \
         }                                                                               \
+        m_->cache.last = NULL;                                                          \
         rc_ = (init);                                                                   \
         if (MPI_SUCCESS == rc_) {                                                       \
-            nbc_memo_note(m_, PNBC_##ID, raw_, nraw_, *request);                        \
+            nbc_memo_note(m_, PNBC_##ID, raw_, nraw_);                                  \
         }                                                                               \
         return rc_;                                                                     \
     } while (0)

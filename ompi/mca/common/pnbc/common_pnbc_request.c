@@ -38,17 +38,23 @@ void pnbc_request_rearm(pnbc_request_t *req)
 /* ompi_request_t callbacks                                           */
 /* ------------------------------------------------------------------ */
 
-/* Start an inactive request; caller holds the engine lock. */
-static void request_start_locked(pnbc_request_t *req)
+/* Activate an inactive request and run its start; true if it finished
+ * within it.  Caller holds the engine lock. */
+static bool request_run_start(pnbc_request_t *req)
 {
     req->super.req_state = OMPI_REQUEST_ACTIVE;
     req->super.req_complete = REQUEST_PENDING;
     req->super.req_status.MPI_ERROR = MPI_SUCCESS;
     req->bell = NULL;
 
-    bool done = (NULL != req->ops && NULL != req->ops->start) ? req->ops->start(req)
-                                                              : pnbc_exec_start(&req->exec);
-    if (done) {
+    return (NULL != req->ops && NULL != req->ops->start) ? req->ops->start(req)
+                                                         : pnbc_exec_start(&req->exec);
+}
+
+/* Start an inactive request; caller holds the engine lock. */
+static void request_start_locked(pnbc_request_t *req)
+{
+    if (request_run_start(req)) {
         pnbc_request_complete(req);
     } else {
         pnbc_progress_activate(req);
@@ -67,17 +73,6 @@ static int request_start_active(pnbc_request_t *req)
     }
     return (MPI_SUCCESS == err) ? OMPI_SUCCESS
                                 : OMPI_ERRHANDLER_INVOKE(req->exec.comm, err, "MPI_Start");
-}
-
-static int request_start_one(pnbc_request_t *req)
-{
-    if (OPAL_UNLIKELY(OMPI_REQUEST_ACTIVE == req->super.req_state)) {
-        return request_start_active(req);
-    }
-    pnbc_engine_lock();
-    request_start_locked(req);
-    pnbc_engine_unlock();
-    return OMPI_SUCCESS;
 }
 
 /* req_start: MPI_Startall hands over runs of requests sharing this
@@ -105,7 +100,7 @@ static int request_start(size_t count, ompi_request_t **requests)
     return rc;
 }
 
-int pnbc_request_start_nbc(pnbc_request_t *req, int tag)
+int pnbc_request_start_nbc(pnbc_request_t *req, int tag, bool *in_call)
 {
     req->exec.tag = tag;
     /* what the MPI layer may keep there is NULL until it stores it */
@@ -117,7 +112,20 @@ int pnbc_request_start_nbc(pnbc_request_t *req, int tag)
     req->super.req_status._ucount = 0;
     req->super.req_status._cancelled = 0;
     req->super.req_state = OMPI_REQUEST_INACTIVE;
-    return request_start_one(req);
+    /* inactive, so never refused as an active start */
+    pnbc_engine_lock();
+    const bool done = request_run_start(req);
+    *in_call = done && OMPI_SUCCESS == req->exec.error;
+    if (*in_call) {
+        req->super.req_state = OMPI_REQUEST_INACTIVE;
+        req->super.req_complete = REQUEST_COMPLETED;
+    } else if (done) {
+        pnbc_request_complete(req);
+    } else {
+        pnbc_progress_activate(req);
+    }
+    pnbc_engine_unlock();
+    return OMPI_SUCCESS;
 }
 
 /* Free of a non-persistent request (MPI_Wait/MPI_Test once complete, or

@@ -119,8 +119,11 @@ OMPI_DECLSPEC pnbc_request_t *pnbc_request_new(ompi_communicator_t *comm, int ta
 
 /* Start a set-up or recycled PNBC_REQ_NBC request under `tag` (the
  * call's own tag: a cached instance serves calls with different tags).
- * Allocates nothing.  Returns an OMPI error code. */
-OMPI_DECLSPEC int pnbc_request_start_nbc(pnbc_request_t *req, int tag);
+ * Allocates nothing.  Returns an OMPI error code.  *in_call: the whole
+ * schedule ran within the start, without error; the request is then
+ * left inactive and not completed (its owner hands the caller a
+ * completed request instead and may start it again at once). */
+OMPI_DECLSPEC int pnbc_request_start_nbc(pnbc_request_t *req, int tag, bool *in_call);
 
 /* Whether an MPI request is one of pnbc's (of any kind). */
 OMPI_DECLSPEC bool pnbc_request_is_pnbc(const ompi_request_t *request);
