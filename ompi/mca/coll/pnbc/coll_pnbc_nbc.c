@@ -38,9 +38,8 @@
 /* Instances                                                          */
 /* ------------------------------------------------------------------ */
 
-/* Free of a completed call's request: back to the cache (or destroyed
- * when it was not kept), then the communicator is let go -- last, as it
- * may take the cache with it. */
+/* An instance whose call is over: back to the cache (or destroyed when
+ * it was not kept). */
 static void nbc_idle(pnbc_nbc_request_t *e)
 {
     if (e->cached) {
@@ -50,6 +49,8 @@ static void nbc_idle(pnbc_nbc_request_t *e)
     }
 }
 
+/* Free of a completed call's request: the instance goes idle, then the
+ * communicator is let go -- last, as it may take the cache with it. */
 static void nbc_recycle(pnbc_request_t *req)
 {
     pnbc_nbc_request_t *e = (pnbc_nbc_request_t *) req;
