@@ -85,6 +85,11 @@ typedef struct mbox_act_t {
     shm_fold_t *fold;
     bool done;
     int err;
+    /* SEND: the schedule's SEND before this one to the same peer and tier
+     * (NULL: none), and the call tag under which this one last left
+     * (written into the ring or posted to pml; 0: never) */
+    struct mbox_act_t *prev;
+    int sent_tag;
     struct mbox_act_t *next_spare;
 } mbox_act_t;
 
@@ -141,7 +146,11 @@ static void mbox_fini(void)
  * receiver's entry, by which time a message of another transport to the
  * same receiver in the same round may have been posted ahead of this one,
  * which the receiver posted first -- pml would match them crosswise.  On
- * a tag of their own they keep schedule order among themselves. */
+ * a tag of their own they are matched in the order they are posted, and
+ * the receiver posts its receives in schedule order, so a sender posts
+ * them in schedule order too: a SEND leaves only after the one before it
+ * to the same peer (t->prev) has left in this call.  (Several SENDs to a
+ * peer in one round: one may find the fallback, the next may not yet.) */
 static int fallback_post(pnbc_action_t *a, mbox_act_t *t)
 {
     const int tag = pnbc_mbox_fallback_tag(pnbc_channel_tag(&t->ch, a), t->tier);
@@ -187,9 +196,16 @@ static void act_progress(pnbc_action_t *a, mbox_act_t *t)
         switch (pnbc_mbox_out_state(t->out, t->mc, ompi_comm_rank(t->ch.comm), a->peer)) {
         case MBOX_READY:
             t->done = pnbc_mbox_write(t->out, t->key, t->flat, t->conv, t->bytes, &t->err);
+            if (t->done) {
+                t->sent_tag = t->ch.tag;
+            }
             break;
         case MBOX_PML:
+            if (NULL != t->prev && t->prev->sent_tag != t->ch.tag) {
+                break;              /* the one before it first (see fallback_post) */
+            }
             rc = fallback_post(a, t);
+            t->sent_tag = t->ch.tag;
             break;
         case MBOX_BROKEN:
             rc = MPI_ERR_INTERN;    /* the two sides disagree */
@@ -241,13 +257,57 @@ static bool mbox_bind(pnbc_action_t *a, const pnbc_channel_t *ch)
     return true;
 }
 
+/* Each SEND's t->prev: the SEND before it to the same peer and over the
+ * same tier (whose pml fallback shares its tag), in schedule order. */
+static int link_sends(pnbc_schedule_t *s)
+{
+    int max_peer = -1;
+    for (uint32_t i = 0; i < s->nactions; ++i) {
+        const pnbc_action_t *a = &s->actions[i];
+        if (a->transport == &pnbc_transport_mbox && PNBC_ACT_SEND == a->kind &&
+            a->peer > max_peer) {
+            max_peer = a->peer;
+        }
+    }
+    if (max_peer < 0) {
+        return OMPI_SUCCESS;
+    }
+    /* by lane (tier 0/1, local or not) and peer: the last SEND seen */
+    const size_t npeers = (size_t) max_peer + 1;
+    mbox_act_t *small[4 * 64];
+    mbox_act_t **last = (npeers <= 64) ? small : calloc(4 * npeers, sizeof(*last));
+    if (NULL == last) {
+        return OMPI_ERR_OUT_OF_RESOURCE;
+    }
+    if (last == small) {
+        memset(small, 0, sizeof(small));
+    }
+    for (uint32_t i = 0; i < s->nactions; ++i) {
+        const pnbc_action_t *a = &s->actions[i];
+        if (a->transport != &pnbc_transport_mbox || PNBC_ACT_SEND != a->kind) {
+            continue;
+        }
+        mbox_act_t *t = a->tstate.ptr;
+        const size_t lane = 2 * (size_t) t->tier + (a->local ? 1 : 0);
+        t->prev = last[lane * npeers + (size_t) a->peer];
+        last[lane * npeers + (size_t) a->peer] = t;
+    }
+    if (last != small) {
+        free(last);
+    }
+    return OMPI_SUCCESS;
+}
+
 /* A receive through a ring (not the pml fallback, known at bind) whose
  * REDUCE commit found foldable (a->fold, find_folds()) does it while
  * taking the message from its cell: no copy out, no second pass. */
 static int mbox_commit(pnbc_schedule_t *s, const pnbc_channel_t *ch)
 {
     (void) ch;
-    const int rc = pnbc_transport_bound_all(s, &pnbc_transport_mbox);     /* see mbox_bind */
+    int rc = pnbc_transport_bound_all(s, &pnbc_transport_mbox);     /* see mbox_bind */
+    if (OMPI_SUCCESS == rc) {
+        rc = link_sends(s);
+    }
     for (uint32_t i = 0; OMPI_SUCCESS == rc && i < s->nactions; ++i) {
         pnbc_action_t *a = &s->actions[i];
         mbox_act_t *t = a->tstate.ptr;
