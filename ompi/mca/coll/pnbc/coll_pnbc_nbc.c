@@ -125,14 +125,16 @@ static int nbc_run(pnbc_nbc_request_t *e, ompi_communicator_t *comm, int tag,
                    ompi_request_t **request)
 {
     bool in_call = false;
-    int rc = pnbc_request_start_nbc(&e->super, tag, &in_call);
-    if (OMPI_SUCCESS != rc || in_call) {
+    const int rc = pnbc_request_start_nbc(&e->super, tag, &in_call);
+    if (OMPI_SUCCESS != rc) {
         e->super.super.req_complete = REQUEST_COMPLETED;
         nbc_idle(e);
-        if (OMPI_SUCCESS == rc) {
-            *request = &ompi_request_empty;
-        }
         return rc;
+    }
+    if (in_call) {              /* the start left it complete */
+        nbc_idle(e);
+        *request = &ompi_request_empty;
+        return OMPI_SUCCESS;
     }
     /* held until its free: the request is the user's from here on */
     OBJ_RETAIN(comm);

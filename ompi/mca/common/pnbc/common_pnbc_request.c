@@ -51,14 +51,21 @@ static bool request_run_start(pnbc_request_t *req)
                                                          : pnbc_exec_start(&req->exec);
 }
 
-/* Start an inactive request; caller holds the engine lock. */
-static void request_start_locked(pnbc_request_t *req)
+/* After request_run_start(): completed if it finished, else polled from
+ * now on.  Caller holds the engine lock. */
+static void request_started(pnbc_request_t *req, bool done)
 {
-    if (request_run_start(req)) {
+    if (done) {
         pnbc_request_complete(req);
     } else {
         pnbc_progress_activate(req);
     }
+}
+
+/* Start an inactive request; caller holds the engine lock. */
+static void request_start_locked(pnbc_request_t *req)
+{
+    request_started(req, request_run_start(req));
 }
 
 /* Starting an active request is erroneous (MPI-4.1 sec. 3.9), unless its
@@ -119,10 +126,8 @@ int pnbc_request_start_nbc(pnbc_request_t *req, int tag, bool *in_call)
     if (*in_call) {
         req->super.req_state = OMPI_REQUEST_INACTIVE;
         req->super.req_complete = REQUEST_COMPLETED;
-    } else if (done) {
-        pnbc_request_complete(req);
     } else {
-        pnbc_progress_activate(req);
+        request_started(req, done);
     }
     pnbc_engine_unlock();
     return OMPI_SUCCESS;
