@@ -308,20 +308,16 @@ static void evict(pnbc_nbc_cache_t *c, pnbc_nbc_request_t *e)
 /* ------------------------------------------------------------------ */
 
 /* A hit: e is the caller's, and the most recently used. */
-static pnbc_nbc_request_t *take(pnbc_nbc_cache_t *c, pnbc_nbc_request_t *e)
+void mca_coll_pnbc_cache_to_front(mca_coll_pnbc_module_t *m, pnbc_nbc_request_t *e)
 {
-    pnbc_nbc_set_busy(e, true);
-    if (c->lru_head != e) {
-        lru_unlink(c, e);
-        lru_push_front(c, e);
-    }
-    c->hits++;
-    return e;
+    lru_unlink(&m->cache, e);
+    lru_push_front(&m->cache, e);
 }
 
-void mca_coll_pnbc_cache_take(mca_coll_pnbc_module_t *m, pnbc_nbc_request_t *e)
+static pnbc_nbc_request_t *take(mca_coll_pnbc_module_t *m, pnbc_nbc_request_t *e)
 {
-    (void) take(&m->cache, e);
+    mca_coll_pnbc_cache_take(m, e);
+    return e;
 }
 
 pnbc_nbc_request_t *mca_coll_pnbc_cache_lookup(mca_coll_pnbc_module_t *m,
@@ -336,14 +332,14 @@ pnbc_nbc_request_t *mca_coll_pnbc_cache_lookup(mca_coll_pnbc_module_t *m,
     for (int k = 0; k < 2 && NULL != e; ++k, e = e->lru_next) {
         if (!pnbc_nbc_busy(e) && key_eq(e, a, parts)) {
             *hash = e->hash;
-            return take(c, e);
+            return take(m, e);
         }
     }
     *hash = key_hash(a, parts);
     if (NULL != c->buckets) {
         for (e = *bucket(c, *hash); NULL != e; e = e->h_next) {
             if (e->hash == *hash && !pnbc_nbc_busy(e) && key_eq(e, a, parts)) {
-                return take(c, e);
+                return take(m, e);
             }
         }
     }

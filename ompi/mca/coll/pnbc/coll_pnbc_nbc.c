@@ -33,6 +33,7 @@
 #include "opal/util/output.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 /* ------------------------------------------------------------------ */
 /* Instances                                                          */
@@ -40,7 +41,7 @@
 
 /* An instance whose call is over: back to the cache (or destroyed when
  * it was not kept). */
-static void nbc_idle(pnbc_nbc_request_t *e)
+static inline void nbc_idle(pnbc_nbc_request_t *e)
 {
     if (e->cached) {
         pnbc_nbc_set_busy(e, false);
@@ -184,18 +185,15 @@ int mca_coll_pnbc_nbc_call(pnbc_coll_args_t *args, ompi_request_t **request,
  * reason the cache's keys do (the instance retains its datatypes and
  * op).  Only collectives without per-peer arrays are memoised: an array
  * is part of the key by content, which a pointer does not tell. */
-static bool nbc_memo_start(mca_coll_pnbc_module_t *m, pnbc_coll_t coll, const uintptr_t *raw,
-                           unsigned nraw, ompi_communicator_t *comm,
-                           ompi_request_t **request, int *rc)
+static inline __attribute__((always_inline)) bool
+nbc_memo_start(mca_coll_pnbc_module_t *m, pnbc_coll_t coll, const uintptr_t *raw, unsigned nraw,
+               ompi_communicator_t *comm, ompi_request_t **request, int *rc)
 {
     pnbc_nbc_request_t *e = m->cache.memo[coll];
-    if (NULL == e || NULL == request || e->nraw != nraw || pnbc_nbc_busy(e)) {
+    /* (nraw is a constant of each slot: the compare is a few words) */
+    if (NULL == e || NULL == request || e->nraw != nraw || pnbc_nbc_busy(e) ||
+        0 != memcmp(e->raw, raw, nraw * sizeof(*raw))) {
         return false;
-    }
-    for (unsigned k = 0; k < nraw; ++k) {
-        if (e->raw[k] != raw[k]) {
-            return false;
-        }
     }
     mca_coll_pnbc_cache_take(m, e);
     *rc = nbc_run(e, comm, mca_coll_pnbc_next_nbc_tag(m), request);

@@ -81,8 +81,8 @@ pnbc_nbc_request_t *mca_coll_pnbc_cache_lookup(mca_coll_pnbc_module_t *m,
 /* Keep a new (busy) instance if the bounds allow, evicting idle ones
  * least recently used first; else it is destroyed at its free. */
 void mca_coll_pnbc_cache_insert(mca_coll_pnbc_module_t *m, pnbc_nbc_request_t *e);
-/* Make a cached idle instance busy and the most recently used (a hit). */
-void mca_coll_pnbc_cache_take(mca_coll_pnbc_module_t *m, pnbc_nbc_request_t *e);
+/* Make a cached idle instance the most recently used (not the head). */
+void mca_coll_pnbc_cache_to_front(mca_coll_pnbc_module_t *m, pnbc_nbc_request_t *e);
 
 static inline bool pnbc_nbc_busy(pnbc_nbc_request_t *e)
 {
@@ -92,6 +92,16 @@ static inline bool pnbc_nbc_busy(pnbc_nbc_request_t *e)
 static inline void pnbc_nbc_set_busy(pnbc_nbc_request_t *e, bool busy)
 {
     __atomic_store_n(&e->busy, busy, __ATOMIC_RELEASE);
+}
+
+/* Make a cached idle instance busy and the most recently used (a hit). */
+static inline void mca_coll_pnbc_cache_take(mca_coll_pnbc_module_t *m, pnbc_nbc_request_t *e)
+{
+    pnbc_nbc_set_busy(e, true);
+    if (m->cache.lru_head != e) {
+        mca_coll_pnbc_cache_to_front(m, e);
+    }
+    m->cache.hits++;
 }
 
 END_C_DECLS

@@ -364,6 +364,14 @@ static inline bool pnbc_op_commutative(ompi_op_t *op)
 
 static inline void pnbc_copy(void *dst, const void *src, size_t bytes)
 {
+    if (bytes - 8 <= 8) {       /* 8..16 bytes (one double, a pair): two words */
+        uint64_t head, tail;
+        memcpy(&head, src, 8);
+        memcpy(&tail, (const char *) src + bytes - 8, 8);
+        memcpy(dst, &head, 8);
+        memcpy((char *) dst + bytes - 8, &tail, 8);
+        return;
+    }
     const uintptr_t d = ((uintptr_t) dst - (uintptr_t) src) & 4095;
     if (bytes <= PNBC_COPY_PIECE || bytes > PNBC_COPY_PIECES_MAX || 0 == d || d >= 64) {
         memcpy(dst, src, bytes);

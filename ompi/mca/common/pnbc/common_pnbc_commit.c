@@ -317,6 +317,7 @@ int pnbc_sched_commit(pnbc_schedule_t *s, const void *sbuf, void *rbuf,
         resolve(&a->buf, base);
         if (pnbc_action_is_comm(a)) {
             pnbc_transport_bind(a, &ch);
+            s->retag_pass |= s->retag && NULL != a->transport && NULL != a->transport->retag;
             continue;
         }
         resolve(&a->src, base);

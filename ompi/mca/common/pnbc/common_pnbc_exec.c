@@ -103,8 +103,10 @@ static void exec_begin_round(pnbc_exec_t *x)
                 continue;
             }
             rc = a->transport->post(a, &ch);
-            if (OMPI_SUCCESS == rc) {
+            if (a->inflight) {
                 x->pending++;
+            } else if (OMPI_SUCCESS == rc) {
+                a->done = true;     /* finished within its post */
             }
         } else if (!a->folded) {
             rc = exec_local(a);
@@ -127,8 +129,9 @@ int pnbc_exec_open_gate(pnbc_exec_t *x, pnbc_action_t *a)
     }
     const pnbc_channel_t ch = exec_channel(x);
     int rc = a->transport->post(a, &ch);
-    if (OMPI_SUCCESS != rc) {
-        x->pending--;               /* counted as waiting, never posted */
+    if (!a->inflight) {
+        x->pending--;               /* counted as waiting: finished within its post, or failed */
+        a->done = (OMPI_SUCCESS == rc);
         exec_note_error(x, rc);
     }
     return rc;
@@ -137,6 +140,9 @@ int pnbc_exec_open_gate(pnbc_exec_t *x, pnbc_action_t *a)
 /* Test the current round's in-flight actions; true when none is left. */
 static bool exec_round_done(pnbc_exec_t *x)
 {
+    if (0 == x->pending) {
+        return true;                /* its actions finished within their posts */
+    }
     const pnbc_round_t *r = &x->sched->rounds[x->round];
     pnbc_action_t *a = &x->sched->actions[r->first];
     int err;
@@ -179,7 +185,7 @@ bool pnbc_exec_start(pnbc_exec_t *x)
     if (0 == x->sched->nrounds) {
         return true;
     }
-    if (x->sched->retag) {
+    if (x->sched->retag_pass) {
         exec_retag(x);
     }
     exec_begin_round(x);

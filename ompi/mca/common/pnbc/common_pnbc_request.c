@@ -107,10 +107,13 @@ static int request_start(size_t count, ompi_request_t **requests)
     return rc;
 }
 
-int pnbc_request_start_nbc(pnbc_request_t *req, int tag, bool *in_call)
+/* A PNBC_REQ_NBC request as the MPI layer first sees it: what it may
+ * keep in the request (ompi_nbc_room, a completion callback) NULL until
+ * it stores it, the status of a collective.  Done when the request is
+ * set up and at each free of one the user held, so a start whose call
+ * ended within it (never handed out) leaves nothing to clear. */
+static void request_clear_nbc(pnbc_request_t *req)
 {
-    req->exec.tag = tag;
-    /* what the MPI layer may keep there is NULL until it stores it */
     memset(req->ompi_nbc_room, 0, sizeof(req->ompi_nbc_room));
     req->super.req_complete_cb = NULL;
     req->super.req_complete_cb_data = NULL;
@@ -118,8 +121,13 @@ int pnbc_request_start_nbc(pnbc_request_t *req, int tag, bool *in_call)
     req->super.req_status.MPI_TAG = MPI_ANY_TAG;
     req->super.req_status._ucount = 0;
     req->super.req_status._cancelled = 0;
-    req->super.req_state = OMPI_REQUEST_INACTIVE;
-    /* inactive, so never refused as an active start */
+}
+
+int pnbc_request_start_nbc(pnbc_request_t *req, int tag, bool *in_call)
+{
+    req->exec.tag = tag;
+    /* inactive (a freed request is OMPI_REQUEST_INVALID), so never
+     * refused as an active start */
     pnbc_engine_lock();
     const bool done = request_run_start(req);
     *in_call = done && OMPI_SUCCESS == req->exec.error;
@@ -144,6 +152,7 @@ static int request_free_nbc(ompi_request_t **request)
     }
     OMPI_REQUEST_FINI(&req->super);
     *request = MPI_REQUEST_NULL;
+    request_clear_nbc(req);
     if (NULL != req->ops && NULL != req->ops->recycle) {
         req->ops->recycle(req);
     } else {
@@ -247,6 +256,9 @@ void pnbc_request_setup(pnbc_request_t *req, pnbc_req_kind_t kind,
     req->super.req_status.MPI_TAG = MPI_ANY_TAG;
     req->super.req_status._ucount = 0;
     req->super.req_status._cancelled = 0;
+    if (!persistent) {
+        request_clear_nbc(req);
+    }
     /* A nonblocking collective's instance lives in its communicator's
      * cache: holding the communicator would keep it alive forever. */
     if (persistent) {

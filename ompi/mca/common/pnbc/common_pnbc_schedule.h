@@ -226,6 +226,9 @@ typedef struct pnbc_schedule_t {
      * instances, so transports pair them afresh at each start
      * (pnbc_transport_t.retag) instead of once at commit. */
     bool retag;
+    /* Set by commit: some action's transport pairs it at each start
+     * (pnbc_transport_t.retag), so a start first runs that pass. */
+    bool retag_pass;
     pnbc_large_msgs_t large;    /* set before commit */
     /* The waker of the request running this schedule, which transports
      * that call back ring (pnbc_waker_t); set before commit, NULL: none

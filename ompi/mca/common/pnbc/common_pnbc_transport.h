@@ -74,7 +74,9 @@ typedef struct pnbc_transport_t {
      * this transport's actions share (shm: the receiver's segment).
      * Returns an OMPI error code.  NULL: nothing to set up. */
     int (*commit)(pnbc_schedule_t *s, const pnbc_channel_t *ch);
-    /* Post a SEND/RECV action.  Returns an OMPI error code. */
+    /* Post a SEND/RECV action: a->inflight true while it is to be tested;
+     * false when it finished within the post (returning its MPI error) or
+     * was not posted (returning an OMPI error code). */
     int (*post)(pnbc_action_t *a, const pnbc_channel_t *ch);
     /* If the action finished, store its MPI error in *err and return true. */
     bool (*test)(pnbc_action_t *a, int *err);

@@ -173,7 +173,7 @@ static void recv_deliver(void *arg, const char *data, uint64_t len)
 }
 
 /* Move what can move; t->done when the action needs nothing more. */
-static void act_progress(pnbc_action_t *a, mbox_act_t *t)
+static inline __attribute__((always_inline)) void act_progress(pnbc_action_t *a, mbox_act_t *t)
 {
     int rc = OMPI_SUCCESS;
 
@@ -319,22 +319,21 @@ static int mbox_commit(pnbc_schedule_t *s, const pnbc_channel_t *ch)
     return rc;
 }
 
-static void mbox_retag(pnbc_action_t *a, const pnbc_channel_t *ch)
+/* Nothing is paired ahead of the call (no retag hook): the message's
+ * key is the call's tag and its place in the schedule, so the post of
+ * each start sets it. */
+static int mbox_post(pnbc_action_t *a, const pnbc_channel_t *ch)
 {
     mbox_act_t *t = a->tstate.ptr;
     t->ch.tag = ch->tag;
     t->key = mbox_key(ch->tag, a->pair_seq);
-}
-
-static int mbox_post(pnbc_action_t *a, const pnbc_channel_t *ch)
-{
-    mbox_act_t *t = a->tstate.ptr;
-    (void) ch;  /* the same as t->ch */
     t->done = false;
     t->err = MPI_SUCCESS;
-    a->inflight = true;
     act_progress(a, t);
-    return OMPI_SUCCESS;
+    /* a message written into the ring or taken from it is done: the
+     * executor need not test it */
+    a->inflight = !t->done;
+    return t->done ? t->err : OMPI_SUCCESS;
 }
 
 static bool mbox_test(pnbc_action_t *a, int *err)
@@ -375,7 +374,6 @@ const pnbc_transport_t pnbc_transport_mbox = {
     .commit = mbox_commit,
     .post = mbox_post,
     .test = mbox_test,
-    .retag = mbox_retag,
     .unbind = mbox_unbind,
     .progress = pnbc_mbox_progress,
     .comm_free = pnbc_mbox_comm_free,
