@@ -6,6 +6,11 @@
 # Instructions executed by rank 0 per MPI_Start + MPI_Wait (callgrind),
 # pnbc vs stock libnbc, at the given process counts (oversubscribed):
 #   bash contrib/bench/run-callgrind.sh [NP ...]        (default: 4 8)
+# or, with --nonblocking, pnbc's repeated 8 B nonblocking call + wait
+# against its persistent Start + Wait at np=2, counted at each rank in
+# turn (only the counted rank runs under valgrind, so it never waits for
+# the other, and the count is the call's own work):
+#   bash contrib/bench/run-callgrind.sh --nonblocking
 # Needs valgrind; PNBC_COMPONENT_PATH as for run-bench.sh.
 
 set -euo pipefail
@@ -17,6 +22,37 @@ trap 'rm -rf "$work"' EXIT
 "$MPICC" -O2 -o "$work/start_cost" "$here/start_cost.c"
 pnbc_setup_component_path
 PNBC_REQUIRE=1 pnbc_detect
+
+# The instructions of the timed calls of start_cost ARGS at rank COUNTED of
+# 2 (pnbc), per call.
+count_at_rank() {
+    local counted=$1 total; shift
+    local -a vg=(valgrind -q --tool=callgrind --instr-atstart=no --callgrind-out-file="$work/cg.%p")
+    rm -f "$work"/cg.*
+    if [ "$counted" = 0 ]; then
+        "$MPIRUN" --mca btl self,vader --mca coll "$PNBC_COLL_LIST" \
+            -np 1 "${vg[@]}" "$work/start_cost" "$@" : -np 1 "$work/start_cost" "$@" >/dev/null 2>&1
+    else
+        "$MPIRUN" --mca btl self,vader --mca coll "$PNBC_COLL_LIST" \
+            -np 1 "$work/start_cost" "$@" : -np 1 "${vg[@]}" "$work/start_cost" "$@" >/dev/null 2>&1
+    fi
+    total=$(callgrind_annotate "$(ls "$work"/cg.* | head -n 1)" 2>/dev/null |
+            awk '/PROGRAM TOTALS/ { gsub(",", "", $1); print $1 }')
+    echo $((total / ${3:-1000}))
+}
+
+if [ "${1:-}" = "--nonblocking" ]; then
+    printf '%-10s %-5s %12s %12s %8s\n' coll rank persistent nonblocking ratio
+    for coll in bcast reduce allreduce barrier; do
+        for rank in 0 1; do
+            p=$(count_at_rank "$rank" "$coll" persistent 1000)
+            n=$(count_at_rank "$rank" "$coll" nonblocking 1000)
+            printf '%-10s %-5s %12s %12s %8.2f\n' "$coll" "$rank" "$p" "$n" \
+                "$(awk -v a="$n" -v b="$p" 'BEGIN { print a / b }')"
+        done
+    done
+    exit 0
+fi
 
 printf '%-4s %-10s %12s %12s %8s\n' np coll pnbc libnbc ratio
 for np in "${@:-4 8}"; do

@@ -2,42 +2,88 @@
  * Copyright (c) 2026 The pnbc developers.
  * SPDX-License-Identifier: BSD-3-Clause
  *
- * Instructions per MPI_Start + MPI_Wait of a persistent collective, for
- * valgrind --tool=callgrind on one rank (see run-callgrind.sh): only the
- * 1000 timed iterations are instrumented.  Argument: allreduce (8 B,
- * default), bcast (8 B) or barrier.
+ * Cost of one 8 B collective call, repeated with the same arguments:
+ *
+ *     start_cost [COLL [MODE [N]]]
+ *
+ * COLL: allreduce (default), bcast, reduce or barrier (root 0, one
+ * double).  MODE: persistent (MPI_Start + MPI_Wait of one request made
+ * by MPIX_<Coll>_init, default) or nonblocking (MPI_I<coll> +
+ * MPI_Wait).  After 100 untimed calls, N (default 1000) calls run
+ * between CALLGRIND_START/STOP_INSTRUMENTATION, so that valgrind
+ * --tool=callgrind --instr-atstart=no on one rank counts their
+ * instructions alone (run-callgrind.sh); rank 0 then prints the time per
+ * call in ns (meaningful without valgrind, e.g. N = 200000).
  */
 #include <mpi.h>
 #include <mpi-ext.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <valgrind/callgrind.h>
 
+enum { ALLREDUCE, BCAST, REDUCE, BARRIER };
+
+static void call(int coll, int nonblocking, MPI_Request *req, double *s, double *r)
+{
+    if (nonblocking) {
+        switch (coll) {
+        case BCAST: MPI_Ibcast(r, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD, req); break;
+        case REDUCE: MPI_Ireduce(s, r, 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD, req); break;
+        case BARRIER: MPI_Ibarrier(MPI_COMM_WORLD, req); break;
+        default: MPI_Iallreduce(s, r, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD, req); break;
+        }
+    } else {
+        MPI_Start(req);
+    }
+    MPI_Wait(req, MPI_STATUS_IGNORE);
+}
+
 int main(int argc, char **argv)
 {
-    double s[1] = { 1 }, r[1];
-    MPI_Request req;
-    const char *coll = argc > 1 ? argv[1] : "allreduce";
+    double s[1] = { 1 }, r[1] = { 0 };
+    MPI_Request req = MPI_REQUEST_NULL;
+    const char *name = argc > 1 ? argv[1] : "allreduce";
+    const int nonblocking = argc > 2 && 0 == strcmp(argv[2], "nonblocking");
+    const int n = argc > 3 ? atoi(argv[3]) : 1000;
+    const int coll = 0 == strcmp(name, "bcast")     ? BCAST
+                     : 0 == strcmp(name, "reduce")  ? REDUCE
+                     : 0 == strcmp(name, "barrier") ? BARRIER
+                                                    : ALLREDUCE;
+    int rank;
 
     MPI_Init(&argc, &argv);
-    if (0 == strcmp(coll, "bcast")) {
-        MPIX_Bcast_init(r, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD, MPI_INFO_NULL, &req);
-    } else if (0 == strcmp(coll, "barrier")) {
-        MPIX_Barrier_init(MPI_COMM_WORLD, MPI_INFO_NULL, &req);
-    } else {
-        MPIX_Allreduce_init(s, r, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD, MPI_INFO_NULL, &req);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    if (!nonblocking) {
+        switch (coll) {
+        case BCAST: MPIX_Bcast_init(r, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD, MPI_INFO_NULL, &req); break;
+        case REDUCE:
+            MPIX_Reduce_init(s, r, 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD, MPI_INFO_NULL, &req);
+            break;
+        case BARRIER: MPIX_Barrier_init(MPI_COMM_WORLD, MPI_INFO_NULL, &req); break;
+        default:
+            MPIX_Allreduce_init(s, r, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD, MPI_INFO_NULL, &req);
+            break;
+        }
     }
     for (int i = 0; i < 100; i++) {
-        MPI_Start(&req);
-        MPI_Wait(&req, MPI_STATUS_IGNORE);
+        call(coll, nonblocking, &req, s, r);
     }
     MPI_Barrier(MPI_COMM_WORLD);
+    const double t = MPI_Wtime();
     CALLGRIND_START_INSTRUMENTATION;
-    for (int i = 0; i < 1000; i++) {
-        MPI_Start(&req);
-        MPI_Wait(&req, MPI_STATUS_IGNORE);
+    for (int i = 0; i < n; i++) {
+        call(coll, nonblocking, &req, s, r);
     }
     CALLGRIND_STOP_INSTRUMENTATION;
-    MPI_Request_free(&req);
+    const double dt = MPI_Wtime() - t;
+    if (0 == rank) {
+        printf("%s %s %.1f ns per call\n", name, nonblocking ? "nonblocking" : "persistent",
+               dt / n * 1e9);
+    }
+    if (!nonblocking) {
+        MPI_Request_free(&req);
+    }
     MPI_Finalize();
     return 0;
 }
