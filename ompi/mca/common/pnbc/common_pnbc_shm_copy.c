@@ -122,18 +122,24 @@ static bool write_peer(shm_action_t *t, uint64_t from)
  * and say so in the offer's `helped`.  The receiver reads the lower part
  * meanwhile and answers the offer only after `helped`, so nothing is
  * written into its block after its answer (the block may then be
- * freed).  A receiver that has not posted yet gets a whole offer, as
- * does one that cannot be helped. */
+ * freed).  A receiver that cannot be helped gets a whole offer. */
 bool pnbc_shm_send_offer(shm_action_t *t, bool last)
 {
     const uint64_t q = t->q + 1;
     if (!send_box_free(t, q)) {
         return false;
     }
+    /* A receiver that takes help and has not posted yet will: wait for
+     * it rather than hand it the whole message.  We would wait for its
+     * read of the offer anyway, and our send is the last thing our round
+     * does; its post rings us (pnbc_shm_post). */
+    const bool share = t->help && last;
+    if (share && !t->ch.retag &&
+        __atomic_load_n(&t->slot->invited, __ATOMIC_ACQUIRE) != t->posts) {
+        return false;
+    }
     shm_box_t *box = box_of(t, q);
     shm_offer_t *o = (shm_offer_t *) box->data;
-    const bool share = t->help && last && (t->ch.retag || __atomic_load_n(&t->slot->invited,
-                                                                  __ATOMIC_ACQUIRE) == t->posts);
     const uint64_t split = share ? help_split(t->bytes) : 0;
     o->pid = (uint64_t) getpid();
     o->pid_ns = pnbc_shm_pid_namespace();
