@@ -453,6 +453,8 @@ bool pnbc_shm_pool_publish(shm_region_t *r, bool fallback);
 int pnbc_shm_pool_entry_reserve(shm_region_t *r);
 void pnbc_shm_pool_unpublish(shm_region_t *r);
 void pnbc_shm_pool_release(shm_region_t *r);
+/* Map the pages of r's new block now (a persistent request's). */
+void pnbc_shm_pool_prefault(const shm_region_t *r);
 int pnbc_shm_pool_find(shm_region_t *r, const opal_process_name_t *name);
 int pnbc_shm_pool_pressure(uint32_t cid);
 void pnbc_shm_pool_finalize(void);

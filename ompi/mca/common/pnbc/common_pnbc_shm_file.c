@@ -10,7 +10,6 @@
 
 #include "common_pnbc_shm.h"
 
-#include "opal/util/sys_limits.h"
 #include "opal/util/output.h"
 
 #include <fcntl.h>
@@ -236,28 +235,6 @@ static int block_place(shm_region_t *r)
     return rc;
 }
 
-/* A persistent request's new block (never touched: every page would
- * fault at the first starts that reach it, at the boxes' rotation) gets
- * its pages mapped now, in one call instead of a fault per page; a reused
- * block's are mapped already.  Bounded by coll_pnbc_shm_prefault_max_bytes
- * (docs/many/prefault.md).  Best effort: a kernel without
- * MADV_POPULATE_WRITE (Linux < 5.14) says EINVAL and the pages fault as
- * before. */
-static void block_prefault(const shm_region_t *r)
-{
-#ifdef MADV_POPULATE_WRITE
-    if (r->reused || 0 == r->size || r->size > mca_common_pnbc_params.shm_prefault_max_bytes) {
-        return;
-    }
-    const uintptr_t page = (uintptr_t) opal_getpagesize();
-    const uintptr_t lo = (uintptr_t) r->base & ~(page - 1);
-    const uintptr_t hi = ((uintptr_t) r->base + r->size + page - 1) & ~(page - 1);
-    (void) madvise((void *) lo, hi - lo, MADV_POPULATE_WRITE);
-#else
-    (void) r;
-#endif
-}
-
 int pnbc_shm_recv_block_build(pnbc_schedule_t *s, const pnbc_channel_t *ch, uint32_t nslots)
 {
     shm_region_t *r = pnbc_shm_region_new(ch, true);
@@ -278,7 +255,7 @@ int pnbc_shm_recv_block_build(pnbc_schedule_t *s, const pnbc_channel_t *ch, uint
     }
     switch (block_place(r)) {
     case PNBC_SHM_POOL_BLOCK:
-        block_prefault(r);
+        pnbc_shm_pool_prefault(r);
         if (pnbc_shm_pool_publish(r, false)) {
             return OMPI_SUCCESS;
         }

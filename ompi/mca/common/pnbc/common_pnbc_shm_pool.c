@@ -44,6 +44,7 @@
 
 #include "ompi/proc/proc.h"
 #include "opal/util/output.h"
+#include "opal/util/sys_limits.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -496,6 +497,42 @@ void pnbc_shm_pool_release(shm_region_t *r)
         r->reserved = 0;
     }
     pnbc_unlock(&pnbc_shm_pool_lock);
+}
+
+/* Bytes a prefault maps beyond its block: the new blocks that follow are
+ * carved from there, and small ones then make no call of their own. */
+#define POOL_PREFAULT_AHEAD ((size_t) 64 << 10)
+
+/* A persistent request's new block (never touched: every page would fault
+ * at the first starts that reach it, at the boxes' rotation) gets its
+ * pages mapped at init, in one call instead of a fault per page; a reused
+ * block's are mapped already.  Bounded by coll_pnbc_shm_prefault_max_bytes
+ * (docs/many/prefault.md).  New blocks are carved from a segment in
+ * order, so the segment keeps how far they are mapped (`mapped`), and
+ * a call maps POOL_PREFAULT_AHEAD more.  Best effort: a kernel without
+ * MADV_POPULATE_WRITE (Linux < 5.14) says EINVAL and the pages fault as
+ * before. */
+void pnbc_shm_pool_prefault(const shm_region_t *r)
+{
+#ifdef MADV_POPULATE_WRITE
+    if (r->reused || 0 == r->size || r->size > mca_common_pnbc_params.shm_prefault_max_bytes) {
+        return;
+    }
+    const size_t page = (size_t) opal_getpagesize();
+    pnbc_lock(&pnbc_shm_pool_lock);
+    pool_t *p = own_pool;
+    if (NULL != p && r->seg < p->nsegs && r->offset + r->size > p->segs[r->seg].mapped) {
+        pool_seg_t *g = &p->segs[r->seg];
+        const size_t lo = ((r->offset > g->mapped) ? r->offset : g->mapped) & ~(page - 1);
+        size_t hi = r->offset + r->size + POOL_PREFAULT_AHEAD;
+        hi = (hi < g->size) ? (hi + page - 1) & ~(page - 1) : g->size;
+        (void) madvise(g->base + lo, hi - lo, MADV_POPULATE_WRITE);
+        g->mapped = hi;
+    }
+    pnbc_unlock(&pnbc_shm_pool_lock);
+#else
+    (void) r;
+#endif
 }
 
 pool_t *pnbc_shm_own_pool(void)

@@ -55,6 +55,8 @@ typedef struct pool_seg_t {
     char *base;
     size_t size;
     size_t used;                /* bump pointer (owner) */
+    size_t mapped;              /* new blocks below this are prefaulted
+                                   (owner, pnbc_shm_pool_prefault()) */
 } pool_seg_t;
 
 typedef struct pool_free_t {    /* a free block (owner, private memory) */
