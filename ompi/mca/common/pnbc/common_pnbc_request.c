@@ -107,12 +107,12 @@ static int request_start(size_t count, ompi_request_t **requests)
     return rc;
 }
 
-/* A PNBC_REQ_NBC request as the MPI layer first sees it: what it may
- * keep in the request (ompi_nbc_room, a completion callback) NULL until
- * it stores it, the status of a collective.  Done when the request is
- * set up and at each free of one the user held, so a start whose call
- * ended within it (never handed out) leaves nothing to clear. */
-static void request_clear_nbc(pnbc_request_t *req)
+/* A request as the MPI layer first sees it: what it may keep in the
+ * request (ompi_nbc_room, a completion callback) NULL until it stores
+ * it, the status of a collective.  Done when the request is set up and,
+ * for PNBC_REQ_NBC, at each free of one the user held, so a start whose
+ * call ended within it (never handed out) leaves nothing to clear. */
+static void request_clear_mpi_fields(pnbc_request_t *req)
 {
     memset(req->ompi_nbc_room, 0, sizeof(req->ompi_nbc_room));
     req->super.req_complete_cb = NULL;
@@ -152,7 +152,7 @@ static int request_free_nbc(ompi_request_t **request)
     }
     OMPI_REQUEST_FINI(&req->super);
     *request = MPI_REQUEST_NULL;
-    request_clear_nbc(req);
+    request_clear_mpi_fields(req);
     if (NULL != req->ops && NULL != req->ops->recycle) {
         req->ops->recycle(req);
     } else {
@@ -252,13 +252,7 @@ void pnbc_request_setup(pnbc_request_t *req, pnbc_req_kind_t kind,
     req->kind = kind;
     req->ops = ops;
     req->super.req_mpi_object.comm = comm;
-    req->super.req_status.MPI_SOURCE = MPI_ANY_SOURCE;
-    req->super.req_status.MPI_TAG = MPI_ANY_TAG;
-    req->super.req_status._ucount = 0;
-    req->super.req_status._cancelled = 0;
-    if (!persistent) {
-        request_clear_nbc(req);
-    }
+    request_clear_mpi_fields(req);
     /* A nonblocking collective's instance lives in its communicator's
      * cache: holding the communicator would keep it alive forever. */
     if (persistent) {
