@@ -274,14 +274,12 @@ static int link_sends(pnbc_schedule_t *s)
     }
     /* by lane (tier 0/1, local or not) and peer: the last SEND seen */
     const size_t npeers = (size_t) max_peer + 1;
-    mbox_act_t *small[4 * 64];
-    mbox_act_t **last = (npeers <= 64) ? small : calloc(4 * npeers, sizeof(*last));
+    mbox_act_t *small[4 * 64];  /* up to 64 peers: no allocation */
+    mbox_act_t **last = (npeers <= 64) ? small : malloc(4 * npeers * sizeof(*last));
     if (NULL == last) {
         return OMPI_ERR_OUT_OF_RESOURCE;
     }
-    if (last == small) {
-        memset(small, 0, sizeof(small));
-    }
+    memset(last, 0, 4 * npeers * sizeof(*last));    /* the lanes in use, not all 64 peers' */
     for (uint32_t i = 0; i < s->nactions; ++i) {
         const pnbc_action_t *a = &s->actions[i];
         if (a->transport != &pnbc_transport_mbox || PNBC_ACT_SEND != a->kind) {
