@@ -115,7 +115,7 @@ run_case nbc-mbox2-np3 "$MPIRUN" $(mpiargs 3) --mca coll_pnbc_nbc_mailbox_cells 
 run_case nbc-misc-mbox2-np3 bash -c "$expect_output" expect nbc-misc-mbox2 \
     "[1-9][0-9]* messages moved aside" "$MPIRUN" $(mpiargs 3) \
     --mca coll_pnbc_nbc_mailbox_cells 2 --mca coll_pnbc_verbose 2 "$(bin nbc_misc)"
-# a cache far larger than its first hash chains (256): every instance
+# a cache far larger than its first hash chains (256), no probation bound: every instance
 # kept (misses = instances, at least the 1000 distinct calls' and at most
 # one per call: the chains doubled, every instance rehashed), and the
 # second round of 1000 distinct outstanding calls found every one of them
@@ -125,7 +125,8 @@ run_case nbc-misc-mbox2-np3 bash -c "$expect_output" expect nbc-misc-mbox2 \
 run_case nbc-misc-bigcache-np2 bash -c "$expect_output" expect nbc-misc-bigcache \
     ': (1[0-9]{3}|2000) hits, (1[0-9]{3}|200[0-2]) misses, 0 evictions, \2 instances' \
     "$MPIRUN" $(mpiargs 2) \
-    --mca coll_pnbc_cache_entries 100000 --mca coll_pnbc_verbose 2 "$(bin nbc_misc)" outstanding
+    --mca coll_pnbc_cache_entries 100000 --mca coll_pnbc_cache_probation 0 --mca coll_pnbc_verbose 2 \
+    "$(bin nbc_misc)" outstanding
 # shellcheck disable=SC2046
 run_case nbc-mbox-off-np3 "$MPIRUN" $(mpiargs 3) --mca coll_pnbc_nbc_mailbox_cells 0 "$(bin nbc_test)" 20
 # no room for the mailbox: the receivers did fall back

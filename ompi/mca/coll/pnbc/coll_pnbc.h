@@ -46,6 +46,8 @@ typedef struct mca_coll_pnbc_component_t {
     int segsize;        /* default pipeline segment, bytes (0: algorithm's own) */
     int cache_entries;  /* nonblocking schedule cache: instances per communicator */
     int cache_bytes;    /* ... and their bytes (schedules, temporaries, keys) */
+    int cache_probation;    /* ... of which at most this many idle instances
+                               whose arguments came once (0: no bound) */
     /* the engine's parameters are registered here too, with their
      * storage in mca_common_pnbc_params (common_pnbc.h) */
 } mca_coll_pnbc_component_t;
@@ -166,6 +168,10 @@ typedef struct pnbc_nbc_cache_t {
     size_t nbuckets;                        /* a power of two, >= nentries */
     struct pnbc_nbc_request_t *lru_head, *lru_tail;  /* most recently used first */
     size_t nentries, bytes;                 /* instances held and their bytes */
+    /* Instances not hit since their miss, most recent first
+     * (coll_pnbc_cache_probation) */
+    struct pnbc_nbc_request_t *p_head, *p_tail;
+    size_t nprobation;
     uint64_t hits, misses, evictions;
     /* Per collective, the cached instance its last call ran with, found
      * again by the call's MPI arguments as passed (coll_pnbc_nbc.c) */

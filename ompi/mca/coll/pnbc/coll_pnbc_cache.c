@@ -289,11 +289,42 @@ static void chain_unlink(pnbc_nbc_cache_t *c, pnbc_nbc_request_t *e)
     e->h_next = e->h_prev = NULL;
 }
 
+/* Probation: the instances not hit since their miss, most recent first.
+ * Calls whose arguments never come again (new buffers every call) would
+ * otherwise fill the cache with instances on new heap pages, each call
+ * touching memory never touched before; bounding the idle ones in
+ * probation lets their memory go round instead
+ * (coll_pnbc_cache_probation, docs/nbc.md). */
+static void probation_unlink(pnbc_nbc_cache_t *c, pnbc_nbc_request_t *e)
+{
+    if (NULL != e->p_prev) {
+        e->p_prev->p_next = e->p_next;
+    } else {
+        c->p_head = e->p_next;
+    }
+    if (NULL != e->p_next) {
+        e->p_next->p_prev = e->p_prev;
+    } else {
+        c->p_tail = e->p_prev;
+    }
+    e->p_next = e->p_prev = NULL;
+    e->probation = false;
+    c->nprobation--;
+}
+
+void mca_coll_pnbc_cache_promote(mca_coll_pnbc_module_t *m, pnbc_nbc_request_t *e)
+{
+    probation_unlink(&m->cache, e);
+}
+
 /* Take an idle instance out of the cache and destroy it. */
 static void evict(pnbc_nbc_cache_t *c, pnbc_nbc_request_t *e)
 {
     if (c->memo[e->key.coll] == e) {
         c->memo[e->key.coll] = NULL;
+    }
+    if (e->probation) {
+        probation_unlink(c, e);
     }
     lru_unlink(c, e);
     chain_unlink(c, e);
@@ -380,6 +411,34 @@ void mca_coll_pnbc_cache_insert(mca_coll_pnbc_module_t *m, pnbc_nbc_request_t *e
     c->nentries++;
     c->bytes += e->bytes;
     e->cached = true;
+
+    /* In probation until its first hit; past the bound the oldest idle
+     * ones go (e itself is running).  The walk looks at a few more than
+     * the bound: running ones (calls outstanding) are left for later. */
+    const int bound = mca_coll_pnbc_component.cache_probation;
+    if (bound <= 0) {
+        return;
+    }
+    e->probation = true;
+    e->p_prev = NULL;
+    e->p_next = c->p_head;
+    if (NULL != c->p_head) {
+        c->p_head->p_prev = e;
+    } else {
+        c->p_tail = e;
+    }
+    c->p_head = e;
+    c->nprobation++;
+    v = c->p_tail;
+    for (int steps = 0; NULL != v && c->nprobation > (size_t) bound && steps <= 2 * bound;
+         ++steps) {
+        pnbc_nbc_request_t *prev = v->p_prev;
+        if (!pnbc_nbc_busy(v)) {
+            evict(c, v);
+            c->evictions++;
+        }
+        v = prev;
+    }
 }
 
 void mca_coll_pnbc_cache_fini(mca_coll_pnbc_module_t *m)

@@ -60,6 +60,8 @@ typedef struct pnbc_nbc_request_t {
 
     bool busy;          /* handed to the user (call .. free); atomic */
     bool cached;        /* in the cache (else destroyed at its free) */
+    bool probation;     /* cached, and not hit since its miss */
+    struct pnbc_nbc_request_t *p_next, *p_prev;       /* probation order */
     struct pnbc_nbc_request_t *lru_next, *lru_prev;   /* cache order */
     struct pnbc_nbc_request_t *h_next, *h_prev;       /* hash chain */
 } pnbc_nbc_request_t;
@@ -83,6 +85,8 @@ pnbc_nbc_request_t *mca_coll_pnbc_cache_lookup(mca_coll_pnbc_module_t *m,
 void mca_coll_pnbc_cache_insert(mca_coll_pnbc_module_t *m, pnbc_nbc_request_t *e);
 /* Make a cached idle instance the most recently used (not the head). */
 void mca_coll_pnbc_cache_to_front(mca_coll_pnbc_module_t *m, pnbc_nbc_request_t *e);
+/* A hit on an instance in probation: it is kept like any other now. */
+void mca_coll_pnbc_cache_promote(mca_coll_pnbc_module_t *m, pnbc_nbc_request_t *e);
 
 static inline bool pnbc_nbc_busy(pnbc_nbc_request_t *e)
 {
@@ -100,6 +104,9 @@ static inline void mca_coll_pnbc_cache_take(mca_coll_pnbc_module_t *m, pnbc_nbc_
     pnbc_nbc_set_busy(e, true);
     if (m->cache.lru_head != e) {
         mca_coll_pnbc_cache_to_front(m, e);
+    }
+    if (e->probation) {
+        mca_coll_pnbc_cache_promote(m, e);
     }
     m->cache.hits++;
 }
