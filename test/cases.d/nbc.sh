@@ -18,10 +18,12 @@
 #                          calls differing from the one before in one
 #                          argument (the memo must not confuse them),
 #                          intercommunicators
-#   nbc-cache1-np3, nbc-cache0-np3, nbc-misc-cache1-np2, nbc-misc-bigcache-np2
+#   nbc-cache1-np3, nbc-cache0-np3, nbc-misc-cache1-np2, nbc-misc-bigcache-np2,
+#   nbc-misc-probation-np2
 #                          the same with coll_pnbc_cache_entries 1 (eviction
 #                          on almost every call), 0 (no cache) and 100000
-#                          (over 1000 instances: the hash chains grow)
+#                          (over 1000 instances: the hash chains grow), with
+#                          the probation bound off and on (evictions)
 #   nbc-mbox2-np3, nbc-misc-mbox2-np3, nbc-mbox-off-np3, nbc-mbox-fallback-np3
 #                          small messages (below coll_pnbc_nbc_shm_min_bytes)
 #                          through the mailbox with rings of 2 cells (full
@@ -127,6 +129,14 @@ run_case nbc-misc-bigcache-np2 bash -c "$expect_output" expect nbc-misc-bigcache
     "$MPIRUN" $(mpiargs 2) \
     --mca coll_pnbc_cache_entries 100000 --mca coll_pnbc_cache_probation 0 --mca coll_pnbc_verbose 2 \
     "$(bin nbc_misc)" outstanding
+# the same with the probation bound (8): instances whose calls ended within
+# them and were not hit again are evicted as new ones come in, results still
+# checked by nbc_misc
+# shellcheck disable=SC2046
+run_case nbc-misc-probation-np2 bash -c "$expect_output" expect nbc-misc-probation \
+    ': [0-9]+ hits, [0-9]+ misses, [1-9][0-9]* evictions' \
+    "$MPIRUN" $(mpiargs 2) \
+    --mca coll_pnbc_cache_entries 100000 --mca coll_pnbc_verbose 2 "$(bin nbc_misc)" outstanding
 # shellcheck disable=SC2046
 run_case nbc-mbox-off-np3 "$MPIRUN" $(mpiargs 3) --mca coll_pnbc_nbc_mailbox_cells 0 "$(bin nbc_test)" 20
 # no room for the mailbox: the receivers did fall back
