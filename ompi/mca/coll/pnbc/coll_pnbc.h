@@ -162,16 +162,22 @@ typedef enum {
 
 struct pnbc_nbc_request_t;
 
+/* The lists a cached instance is on, each doubly linked through its own
+ * pair of links (pnbc_nbc_request_t.next/prev[list]). */
+enum {
+    PNBC_LIST_LRU,          /* every cached instance, most recently used first */
+    PNBC_LIST_PROBATION,    /* those not hit since their miss, most recent first
+                               (coll_pnbc_cache_probation) */
+    PNBC_NLISTS
+};
+
 /* The nonblocking schedule cache of one communicator (coll_pnbc_cache.c). */
 typedef struct pnbc_nbc_cache_t {
     struct pnbc_nbc_request_t **buckets;    /* hash chains (NULL until the first call) */
     size_t nbuckets;                        /* a power of two, >= nentries */
-    struct pnbc_nbc_request_t *lru_head, *lru_tail;  /* most recently used first */
+    struct pnbc_nbc_request_t *head[PNBC_NLISTS], *tail[PNBC_NLISTS];
     size_t nentries, bytes;                 /* instances held and their bytes */
-    /* Instances not hit since their miss, most recent first
-     * (coll_pnbc_cache_probation) */
-    struct pnbc_nbc_request_t *p_head, *p_tail;
-    size_t nprobation;
+    size_t nprobation;                      /* on PNBC_LIST_PROBATION */
     uint64_t hits, misses, evictions;
     /* Per collective, the cached instance its last call ran with, found
      * again by the call's MPI arguments as passed (coll_pnbc_nbc.c) */

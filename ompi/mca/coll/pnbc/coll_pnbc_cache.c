@@ -211,31 +211,31 @@ int mca_coll_pnbc_key_store(pnbc_nbc_request_t *e, const pnbc_coll_args_t *a,
 /* Lists                                                              */
 /* ------------------------------------------------------------------ */
 
-static void lru_unlink(pnbc_nbc_cache_t *c, pnbc_nbc_request_t *e)
+static void list_unlink(pnbc_nbc_cache_t *c, pnbc_nbc_request_t *e, int l)
 {
-    if (NULL != e->lru_prev) {
-        e->lru_prev->lru_next = e->lru_next;
+    if (NULL != e->prev[l]) {
+        e->prev[l]->next[l] = e->next[l];
     } else {
-        c->lru_head = e->lru_next;
+        c->head[l] = e->next[l];
     }
-    if (NULL != e->lru_next) {
-        e->lru_next->lru_prev = e->lru_prev;
+    if (NULL != e->next[l]) {
+        e->next[l]->prev[l] = e->prev[l];
     } else {
-        c->lru_tail = e->lru_prev;
+        c->tail[l] = e->prev[l];
     }
-    e->lru_next = e->lru_prev = NULL;
+    e->next[l] = e->prev[l] = NULL;
 }
 
-static void lru_push_front(pnbc_nbc_cache_t *c, pnbc_nbc_request_t *e)
+static void list_push_front(pnbc_nbc_cache_t *c, pnbc_nbc_request_t *e, int l)
 {
-    e->lru_prev = NULL;
-    e->lru_next = c->lru_head;
-    if (NULL != c->lru_head) {
-        c->lru_head->lru_prev = e;
+    e->prev[l] = NULL;
+    e->next[l] = c->head[l];
+    if (NULL != c->head[l]) {
+        c->head[l]->prev[l] = e;
     } else {
-        c->lru_tail = e;
+        c->tail[l] = e;
     }
-    c->lru_head = e;
+    c->head[l] = e;
 }
 
 static pnbc_nbc_request_t **bucket(pnbc_nbc_cache_t *c, uint64_t hash)
@@ -270,7 +270,7 @@ static bool chains_reserve(pnbc_nbc_cache_t *c)
     free(c->buckets);
     c->buckets = grown;
     c->nbuckets = n;
-    for (pnbc_nbc_request_t *e = c->lru_head; NULL != e; e = e->lru_next) {
+    for (pnbc_nbc_request_t *e = c->head[PNBC_LIST_LRU]; NULL != e; e = e->next[PNBC_LIST_LRU]) {
         chain_push(c, e);
     }
     return true;
@@ -297,17 +297,7 @@ static void chain_unlink(pnbc_nbc_cache_t *c, pnbc_nbc_request_t *e)
  * (coll_pnbc_cache_probation, docs/nbc.md). */
 static void probation_unlink(pnbc_nbc_cache_t *c, pnbc_nbc_request_t *e)
 {
-    if (NULL != e->p_prev) {
-        e->p_prev->p_next = e->p_next;
-    } else {
-        c->p_head = e->p_next;
-    }
-    if (NULL != e->p_next) {
-        e->p_next->p_prev = e->p_prev;
-    } else {
-        c->p_tail = e->p_prev;
-    }
-    e->p_next = e->p_prev = NULL;
+    list_unlink(c, e, PNBC_LIST_PROBATION);
     e->probation = false;
     c->nprobation--;
 }
@@ -326,7 +316,7 @@ static void evict(pnbc_nbc_cache_t *c, pnbc_nbc_request_t *e)
     if (e->probation) {
         probation_unlink(c, e);
     }
-    lru_unlink(c, e);
+    list_unlink(c, e, PNBC_LIST_LRU);
     chain_unlink(c, e);
     c->nentries--;
     c->bytes -= e->bytes;
@@ -341,8 +331,8 @@ static void evict(pnbc_nbc_cache_t *c, pnbc_nbc_request_t *e)
 /* A hit: e is the caller's, and the most recently used. */
 void mca_coll_pnbc_cache_to_front(mca_coll_pnbc_module_t *m, pnbc_nbc_request_t *e)
 {
-    lru_unlink(&m->cache, e);
-    lru_push_front(&m->cache, e);
+    list_unlink(&m->cache, e, PNBC_LIST_LRU);
+    list_push_front(&m->cache, e, PNBC_LIST_LRU);
 }
 
 static pnbc_nbc_request_t *take(mca_coll_pnbc_module_t *m, pnbc_nbc_request_t *e)
@@ -359,8 +349,8 @@ pnbc_nbc_request_t *mca_coll_pnbc_cache_lookup(mca_coll_pnbc_module_t *m,
     pnbc_nbc_cache_t *c = &m->cache;
     /* A loop repeating one call, or alternating two, finds its instance
      * among the two most recently used, without hashing the arguments. */
-    pnbc_nbc_request_t *e = c->lru_head;
-    for (int k = 0; k < 2 && NULL != e; ++k, e = e->lru_next) {
+    pnbc_nbc_request_t *e = c->head[PNBC_LIST_LRU];
+    for (int k = 0; k < 2 && NULL != e; ++k, e = e->next[PNBC_LIST_LRU]) {
         if (!pnbc_nbc_busy(e) && key_eq(e, a, parts)) {
             *hash = e->hash;
             return take(m, e);
@@ -391,9 +381,9 @@ void mca_coll_pnbc_cache_insert(mca_coll_pnbc_module_t *m, pnbc_nbc_request_t *e
         return;
     }
     /* Evict idle instances, least recently used first, until e fits. */
-    pnbc_nbc_request_t *v = c->lru_tail;
+    pnbc_nbc_request_t *v = c->tail[PNBC_LIST_LRU];
     while (NULL != v && (c->nentries + 1 > max_entries || c->bytes + e->bytes > max_bytes)) {
-        pnbc_nbc_request_t *prev = v->lru_prev;
+        pnbc_nbc_request_t *prev = v->prev[PNBC_LIST_LRU];
         if (!pnbc_nbc_busy(v)) {
             evict(c, v);
             c->evictions++;
@@ -407,7 +397,7 @@ void mca_coll_pnbc_cache_insert(mca_coll_pnbc_module_t *m, pnbc_nbc_request_t *e
         return;
     }
     chain_push(c, e);
-    lru_push_front(c, e);
+    list_push_front(c, e, PNBC_LIST_LRU);
     c->nentries++;
     c->bytes += e->bytes;
     e->cached = true;
@@ -420,19 +410,12 @@ void mca_coll_pnbc_cache_insert(mca_coll_pnbc_module_t *m, pnbc_nbc_request_t *e
         return;
     }
     e->probation = true;
-    e->p_prev = NULL;
-    e->p_next = c->p_head;
-    if (NULL != c->p_head) {
-        c->p_head->p_prev = e;
-    } else {
-        c->p_tail = e;
-    }
-    c->p_head = e;
+    list_push_front(c, e, PNBC_LIST_PROBATION);
     c->nprobation++;
-    v = c->p_tail;
+    v = c->tail[PNBC_LIST_PROBATION];
     for (int steps = 0; NULL != v && c->nprobation > (size_t) bound && steps <= 2 * bound;
          ++steps) {
-        pnbc_nbc_request_t *prev = v->p_prev;
+        pnbc_nbc_request_t *prev = v->prev[PNBC_LIST_PROBATION];
         if (!pnbc_nbc_busy(v)) {
             evict(c, v);
             c->evictions++;
@@ -450,13 +433,13 @@ void mca_coll_pnbc_cache_fini(mca_coll_pnbc_module_t *m)
                     (unsigned long long) c->hits, (unsigned long long) c->misses,
                     (unsigned long long) c->evictions, c->nentries, c->bytes);
     }
-    pnbc_nbc_request_t *e = c->lru_head;
+    pnbc_nbc_request_t *e = c->head[PNBC_LIST_LRU];
     while (NULL != e) {
-        pnbc_nbc_request_t *next = e->lru_next;
+        pnbc_nbc_request_t *next = e->next[PNBC_LIST_LRU];
         if (pnbc_nbc_busy(e)) {
             /* never completed by the user (MPI_Finalize with calls
              * outstanding): leave it, it may still be in the engine */
-            lru_unlink(c, e);
+            list_unlink(c, e, PNBC_LIST_LRU);
             e->cached = false;
         } else {
             evict(c, e);

@@ -76,8 +76,9 @@ static void nbc_request_construct(pnbc_nbc_request_t *e)
     e->busy = false;
     e->cached = false;
     e->probation = false;
-    e->lru_next = e->lru_prev = e->h_next = e->h_prev = NULL;
-    e->p_next = e->p_prev = NULL;
+    memset(e->next, 0, sizeof(e->next));
+    memset(e->prev, 0, sizeof(e->prev));
+    e->h_next = e->h_prev = NULL;
 }
 
 static void nbc_request_destruct(pnbc_nbc_request_t *e)

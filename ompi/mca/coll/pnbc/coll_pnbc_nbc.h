@@ -61,8 +61,7 @@ typedef struct pnbc_nbc_request_t {
     bool busy;          /* handed to the user (call .. free); atomic */
     bool cached;        /* in the cache (else destroyed at its free) */
     bool probation;     /* cached, and not hit since its miss */
-    struct pnbc_nbc_request_t *p_next, *p_prev;       /* probation order */
-    struct pnbc_nbc_request_t *lru_next, *lru_prev;   /* cache order */
+    struct pnbc_nbc_request_t *next[PNBC_NLISTS], *prev[PNBC_NLISTS];  /* PNBC_LIST_* */
     struct pnbc_nbc_request_t *h_next, *h_prev;       /* hash chain */
 } pnbc_nbc_request_t;
 
@@ -102,7 +101,7 @@ static inline void pnbc_nbc_set_busy(pnbc_nbc_request_t *e, bool busy)
 static inline void mca_coll_pnbc_cache_take(mca_coll_pnbc_module_t *m, pnbc_nbc_request_t *e)
 {
     pnbc_nbc_set_busy(e, true);
-    if (m->cache.lru_head != e) {
+    if (m->cache.head[PNBC_LIST_LRU] != e) {
         mca_coll_pnbc_cache_to_front(m, e);
     }
     if (e->probation) {
