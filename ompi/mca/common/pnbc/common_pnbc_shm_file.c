@@ -4,19 +4,21 @@
  *
  * The shared-memory transport's files (see common_pnbc_transport_shm.c):
  * regions (a request's block in a pool), building a receiver's block or,
- * when that fails, its fallback marker.  The process's directory itself:
- * common_pnbc_shm_dir.c.
+ * when that fails, its fallback marker; the pool's files (created whole,
+ * or mapped).  The process's directory itself: common_pnbc_shm_dir.c.
  */
 
 #include "common_pnbc_shm.h"
 
 #include "opal/util/output.h"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 /* ------------------------------------------------------------------ */
@@ -347,4 +349,77 @@ void pnbc_shm_region_withdraw(shm_region_t *r)
         free(r->marker);
         r->marker = NULL;
     }
+}
+
+/* ------------------------------------------------------------------ */
+/* The pool's files (common_pnbc_shm_pool.c)                          */
+/* ------------------------------------------------------------------ */
+
+char *pnbc_shm_pool_path(const char *dir, const char *name, uint32_t k)
+{
+    char *path = NULL;
+    if (0 > asprintf(&path, "%s/pool.%s%u", dir, name, (unsigned) k)) {
+        return NULL;
+    }
+    return path;
+}
+
+/* Create `path` of `size` bytes, fully allocated (on tmpfs, running out
+ * of space must show here, not as SIGBUS later), written under a
+ * temporary name and renamed into place; map it. */
+void *pnbc_shm_pool_file_create(const char *path, size_t size)
+{
+    char *tmp = NULL;
+    void *base = NULL;
+    int fd = -1, err = 0;
+
+    if (0 > asprintf(&tmp, "%s.tmp", path)) {
+        errno = ENOMEM;
+        return NULL;
+    }
+    fd = open(tmp, O_RDWR | O_CREAT | O_TRUNC, 0600);
+    if (fd < 0) {
+        err = errno;
+    } else if (0 != (err = posix_fallocate(fd, 0, (off_t) size))) {
+        /* err says why */
+    } else if (MAP_FAILED == (base = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0))) {
+        err = errno;
+        base = NULL;
+    }
+    if (fd >= 0) {
+        close(fd);
+    }
+    if (NULL != base && 0 != rename(tmp, path)) {
+        err = errno;
+        munmap(base, size);
+        base = NULL;
+    }
+    if (NULL == base) {
+        (void) unlink(tmp);
+    }
+    free(tmp);
+    errno = err;
+    return base;
+}
+
+/* Map an existing file; its size in *size.  NULL: not there (yet). */
+void *pnbc_shm_pool_file_map(const char *path, size_t *size)
+{
+    struct stat st;
+    void *base = NULL;
+    int fd = open(path, O_RDWR);
+
+    if (fd < 0) {
+        return NULL;
+    }
+    if (0 == fstat(fd, &st)) {
+        *size = (size_t) st.st_size;
+        if (0 == st.st_size) {
+            base = MAP_FAILED;          /* the "no pool" marker: caller checks size */
+        } else {
+            base = mmap(NULL, (size_t) st.st_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+        }
+    }
+    close(fd);
+    return (MAP_FAILED == base && 0 != *size) ? NULL : base;
 }

@@ -52,7 +52,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 pnbc_lock_t pnbc_shm_pool_lock = PNBC_LOCK_INITIALIZER;
@@ -60,17 +59,8 @@ static pool_t *own_pool;
 static bool own_pool_tried;
 
 /* ------------------------------------------------------------------ */
-/* Files and size classes                                             */
+/* Size classes                                                       */
 /* ------------------------------------------------------------------ */
-
-char *pnbc_shm_pool_path(const char *dir, const char *name, uint32_t k)
-{
-    char *path = NULL;
-    if (0 > asprintf(&path, "%s/pool.%s%u", dir, name, (unsigned) k)) {
-        return NULL;
-    }
-    return path;
-}
 
 /* Size classes: 128-byte steps up to 8 KiB, then four per power of two. */
 static unsigned size_class(size_t bytes, size_t *rounded)
@@ -96,66 +86,6 @@ static size_t class_bytes(unsigned c)
     }
     const unsigned e = 13 + (c - 64) / 4;
     return (size_t) (5 + (c - 64) % 4) << (e - 2);
-}
-
-/* Create `path` of `size` bytes, fully allocated (on tmpfs, running out
- * of space must show here, not as SIGBUS later), written under a
- * temporary name and renamed into place; map it. */
-static void *file_create_map(const char *path, size_t size)
-{
-    char *tmp = NULL;
-    void *base = NULL;
-    int fd = -1, err = 0;
-
-    if (0 > asprintf(&tmp, "%s.tmp", path)) {
-        errno = ENOMEM;
-        return NULL;
-    }
-    fd = open(tmp, O_RDWR | O_CREAT | O_TRUNC, 0600);
-    if (fd < 0) {
-        err = errno;
-    } else if (0 != (err = posix_fallocate(fd, 0, (off_t) size))) {
-        /* err says why */
-    } else if (MAP_FAILED == (base = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0))) {
-        err = errno;
-        base = NULL;
-    }
-    if (fd >= 0) {
-        close(fd);
-    }
-    if (NULL != base && 0 != rename(tmp, path)) {
-        err = errno;
-        munmap(base, size);
-        base = NULL;
-    }
-    if (NULL == base) {
-        (void) unlink(tmp);
-    }
-    free(tmp);
-    errno = err;
-    return base;
-}
-
-/* Map an existing file; its size in *size.  NULL: not there (yet). */
-void *pnbc_shm_pool_file_map(const char *path, size_t *size)
-{
-    struct stat st;
-    void *base = NULL;
-    int fd = open(path, O_RDWR);
-
-    if (fd < 0) {
-        return NULL;
-    }
-    if (0 == fstat(fd, &st)) {
-        *size = (size_t) st.st_size;
-        if (0 == st.st_size) {
-            base = MAP_FAILED;          /* the "no pool" marker: caller checks size */
-        } else {
-            base = mmap(NULL, (size_t) st.st_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-        }
-    }
-    close(fd);
-    return (MAP_FAILED == base && 0 != *size) ? NULL : base;
 }
 
 /* ------------------------------------------------------------------ */
@@ -191,7 +121,7 @@ static pool_t *own_pool_get(void)
                           SHM_LINE - 1) & ~(size_t) (SHM_LINE - 1);
     const uint64_t nbells = (uint64_t) ompi_comm_size(&ompi_mpi_comm_world.comm);
     p->dir_bytes = bells + nbells * sizeof(pool_bells_t);
-    void *base = file_create_map(path, p->dir_bytes);
+    void *base = pnbc_shm_pool_file_create(path, p->dir_bytes);
     if (NULL == base) {
         const int why = errno;
         /* Tell the senders: an empty directory.  If even that fails they
@@ -273,7 +203,7 @@ static bool pool_alloc(pool_t *p, uint32_t cid, size_t size, uint32_t *seg, uint
         }
         if (p->nsegs < POOL_MAX_SEGS && mapped + step <= pool_process_limit()) {
             char *path = pnbc_shm_pool_path(pnbc_shm_own_dir_get(), "", p->nsegs);
-            void *base = (NULL == path) ? NULL : file_create_map(path, step);
+            void *base = (NULL == path) ? NULL : pnbc_shm_pool_file_create(path, step);
             free(path);
             if (NULL != base) {
                 p->segs[p->nsegs] = (pool_seg_t) { base, step, r };

@@ -99,6 +99,9 @@ char *pnbc_shm_pool_path(const char *dir, const char *name, uint32_t k);
 /* Map an existing file, its size in *size; NULL: not there (yet).  An
  * empty file maps to MAP_FAILED with *size 0. */
 void *pnbc_shm_pool_file_map(const char *path, size_t *size);
+/* Create `path` of `size` bytes, fully allocated, and map it (NULL and
+ * errno on failure; no file left behind then). */
+void *pnbc_shm_pool_file_create(const char *path, size_t size);
 /* Unmap and free a pool (finalize). */
 void pnbc_shm_pool_free(pool_t *p);
 /* Our pool (created at first use; NULL: none), a peer's if mapped. */
