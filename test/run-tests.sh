@@ -45,6 +45,10 @@ if [ -n "${PNBC_LIBRARY_PATH:-}" ]; then
 fi
 # needed when run as root (CI); harmless otherwise
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+# Single copy as on a machine where it is cheap, whatever this one measures
+# (coll_pnbc_shm_single_copy_dear_ns), so that every case takes the same
+# paths everywhere; the shm-dear-* cases below set it themselves.
+export OMPI_MCA_coll_pnbc_shm_single_copy_dear_ns=0
 export MPIRUN PNBC_COLL TEST_BINDIR PNBC_MPI_ARGS
 
 LIFECYCLE_SUBTESTS="a-start-order b-startall-permuted c-mixed-p2p d-wait-never-started
@@ -252,6 +256,39 @@ run_case nbc-shm-shared-np3 bash -c "$expect_output" expect nbc-shared \
 # shellcheck disable=SC2046,SC2086
 run_case conformance-shm-shared-refused-np3 "$MPIRUN" $(mpiargs 1) --oversubscribe --mca mpi_yield_when_idle 1 \
     $SHM_SHARED env OMPI_MCA_coll_pnbc_shm_single_copy=0 "$(bin conformance)" --quick : -np 2 "$(bin conformance)" --quick
+# Receivers that decline single copy, as on a machine where a
+# process_vm_readv is dear (coll_pnbc_shm_single_copy_dear_ns): every
+# receiver declines every message (blocks of 16-80 KiB, 1 KiB boxes: they
+# stream); then rank 0 alone declines while its peers offer, invite and
+# share, so each side of a message decides differently and the receiver's
+# word (its slot's entry) must prevail -- alltoall, gather, bcast shared
+# copies, nonblocking calls.  Last, the measurement itself (the default):
+# each process says what it measured and chose.
+SHM_DEAR="--mca coll_pnbc_shm_single_copy_dear_ns 1 --mca coll_pnbc_shm_single_copy_dear_min_bytes 100000000"
+# shellcheck disable=SC2046,SC2086
+run_case shm-dear-alltoall-np3 bash -c "$expect_output" expect dear-alltoall \
+    "[1-9][0-9]* slots declined single copy" "$MPIRUN" $(mpiargs 3) $SHM_SMALL_BOX $SHM_DEAR \
+    --mca coll_pnbc_verbose 2 "$(bin conf_alltoall)"
+DEAR_RANK0="env OMPI_MCA_coll_pnbc_shm_single_copy_dear_ns=1 OMPI_MCA_coll_pnbc_shm_single_copy_dear_min_bytes=100000000"
+# shellcheck disable=SC2046,SC2086
+run_case shm-dear-mixed-alltoall-np3 "$MPIRUN" $(mpiargs 1) --oversubscribe --mca mpi_yield_when_idle 1 \
+    $SHM_SMALL_BOX $DEAR_RANK0 "$(bin conf_alltoall)" : -np 2 "$(bin conf_alltoall)"
+# shellcheck disable=SC2046,SC2086
+run_case shm-dear-mixed-gather-np3 "$MPIRUN" $(mpiargs 1) --oversubscribe --mca mpi_yield_when_idle 1 \
+    $SHM_SMALL_BOX $DEAR_RANK0 "$(bin conf_gather)" --quick : -np 2 "$(bin conf_gather)" --quick
+# shellcheck disable=SC2046,SC2086
+run_case shm-dear-mixed-shared-np3 bash -c "$expect_output" expect dear-mixed-shared \
+    "[1-9][0-9]* offered messages copied by both sides" "$MPIRUN" $(mpiargs 1) --oversubscribe \
+    --mca mpi_yield_when_idle 1 $SHM_SHARED --mca coll_pnbc_verbose 2 $DEAR_RANK0 "$(bin conformance)" --quick \
+    : -np 2 "$(bin conformance)" --quick
+# shellcheck disable=SC2046,SC2086
+run_case shm-dear-mixed-nbc-np3 "$MPIRUN" $(mpiargs 1) --oversubscribe --mca mpi_yield_when_idle 1 \
+    $SHM_SHARED $DEAR_RANK0 "$(bin nbc_test)" 10 : -np 2 "$(bin nbc_test)" 10
+# shellcheck disable=SC2046
+run_case shm-dear-measured-np2 bash -c "$expect_output" expect dear-measured \
+    "process_vm_readv of 64 KiB takes [0-9]+ ns here: single copy from [0-9]+ bytes on" \
+    env -u OMPI_MCA_coll_pnbc_shm_single_copy_dear_ns "$MPIRUN" $(mpiargs 2) --mca coll_pnbc_verbose 1 \
+    "$(bin conf_alltoall)"
 # A sender preempted while its receiver answers its offer, completes, frees
 # the request and gives the block to the next one: the sender must not take
 # the new request's slot for its answer (it used to read `refused` there and

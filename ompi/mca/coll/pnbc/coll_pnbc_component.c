@@ -152,6 +152,20 @@ static const pnbc_param_t pnbc_params[] = {
       "the lower half (bcast; 0: never; must be the same on all processes; docs/nbc.md)",
       MCA_BASE_VAR_TYPE_INT, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_ALL_EQ,
       &mca_common_pnbc_params.shm_shared_copy_min_bytes },
+    { "shm_single_copy_dear_ns",
+      "A process_vm_readv of 64 KiB that takes at least this many ns (the best of 8 reads of "
+      "the process's own memory, measured once, at its first shared-memory request) makes "
+      "single copy dear: this process then takes on-node messages below "
+      "coll_pnbc_shm_single_copy_dear_min_bytes through its boxes instead of reading, "
+      "sharing or being written them in one copy (0: never; each receiver decides for "
+      "itself; docs/design-measurements.md)",
+      MCA_BASE_VAR_TYPE_INT, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_ALL,
+      &mca_common_pnbc_params.shm_single_copy_dear_ns },
+    { "shm_single_copy_dear_min_bytes",
+      "Where single copy is dear (coll_pnbc_shm_single_copy_dear_ns): the smallest "
+      "on-node message a receiver takes in one copy (0: every size)",
+      MCA_BASE_VAR_TYPE_INT, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_ALL,
+      &mca_common_pnbc_params.shm_single_copy_dear_min_bytes },
     { "oversubscribed",
       "Whether this node runs more of the job's processes than it has CPUs, where two "
       "processes that must meet often wait for the other to be scheduled: nonblocking "

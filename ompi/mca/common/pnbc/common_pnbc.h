@@ -81,6 +81,12 @@ typedef struct pnbc_engine_params_t {
                                        receiver's buffer is in one piece
                                        (coll_pnbc_shm_shared_copy_min_bytes;
                                        0: never) */
+    int shm_single_copy_dear_ns;    /* a process_vm_readv of 64 KiB taking
+                                       this many ns makes single copy dear
+                                       here ... */
+    int shm_single_copy_dear_min_bytes; /* ... and receivers then take
+                                           single copy only from this size
+                                           on (pnbc_shm_offer_floor) */
     int oversubscribed;         /* more of the job's processes on the node
                                    than CPUs: -1 find out, 0 no, 1 yes
                                    (coll_pnbc_oversubscribed) */

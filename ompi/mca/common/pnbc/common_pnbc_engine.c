@@ -39,6 +39,8 @@ pnbc_engine_params_t mca_common_pnbc_params = {
     .nbc_mailbox_large_bytes = 65536,
     .nbc_single_copy_min_bytes = 16384,
     .shm_shared_copy_min_bytes = 32768,
+    .shm_single_copy_dear_ns = 4500,
+    .shm_single_copy_dear_min_bytes = 131072,
     .oversubscribed = -1,
     .progress_park_min = 16,
 };

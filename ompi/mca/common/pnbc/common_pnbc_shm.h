@@ -88,6 +88,9 @@ typedef struct shm_entry_t {
      * pnbc_shm_send_offer()): the sender may write its upper part into
      * invite_addr while the receiver reads the lower part. */
     uint64_t help;
+    /* The receiver declines single copy for this message
+     * (pnbc_shm_offer_floor()): the sender streams it through the boxes. */
+    uint64_t declined;
 } shm_entry_t;
 
 /* A slot: the receiver's counter, then `depth` boxes; fragment q goes
@@ -197,6 +200,7 @@ typedef struct shm_action_t {
     bool offered;           /* sender: an offer is out */
     bool done;              /* this post has finished */
     bool offer_asked;       /* sender: the slot's entry asks for an offer */
+    bool offer_declined;    /* sender: ... or declines one */
     bool unpaired;          /* sender, retagged: the slot is not yet known
                                to be armed for this start */
     bool fallback;          /* the receiver has no block: pml, see below */
@@ -278,6 +282,25 @@ static inline size_t shm_box_max(const pnbc_channel_t *ch)
  * (coll_pnbc_oversubscribed)? */
 bool pnbc_shm_oversubscribed(void);
 
+/* The smallest message a receiver here takes in one copy (offers,
+ * invitations, shared copies); smaller ones it declines and they stream
+ * through its boxes.  0 (every size the collective's row says) unless a
+ * process_vm_readv of 64 KiB takes coll_pnbc_shm_single_copy_dear_ns or
+ * more, measured once at first use: then
+ * coll_pnbc_shm_single_copy_dear_min_bytes (common_pnbc_shm_copy.c;
+ * docs/design-measurements.md, "Machines where a single copy is dear").
+ * Each receiver decides for its own slots and says so in their entries,
+ * so processes that measure differently still agree. */
+size_t pnbc_shm_offer_floor(void);
+/* Slots laid out declining single copy (coll_pnbc_verbose 2). */
+extern uint64_t pnbc_shm_declined_slots;
+
+/* Receiver: does it decline single copy for t's message? */
+static inline bool shm_recv_declines(const shm_action_t *t)
+{
+    return t->bytes < pnbc_shm_offer_floor();
+}
+
 /* Is a message of `bytes` one whose copy the sender may share
  * (pnbc_large_msgs_t.shared_copy), whatever the buffers' layouts?  Both
  * sides decide alike (coll_pnbc_shm_shared_copy_min_bytes is equal
@@ -308,7 +331,8 @@ static inline int pnbc_mbox_tier(const pnbc_channel_t *ch, size_t bytes)
 static inline shm_shape_t slot_shape(const shm_action_t *t, int pressure)
 {
     const size_t bytes = t->bytes;
-    if (t->ch.large.sender_writes && NULL != t->flat &&
+    const bool declines = shm_recv_declines(t);
+    if (t->ch.large.sender_writes && NULL != t->flat && !declines &&
         bytes > shm_box_max(&t->ch) && mca_common_pnbc_params.shm_single_copy) {
         /* the boxes carry the news -- or the message, from a sender that
          * cannot write (the kernel may refuse process_vm_writev) */
@@ -316,7 +340,7 @@ static inline shm_shape_t slot_shape(const shm_action_t *t, int pressure)
                                true };
     }
     if (pressure > 0 && bytes > SHM_PRESSED_MIN && !t->ch.retag) {
-        if (bytes > SHM_OFFER_MIN && mca_common_pnbc_params.shm_single_copy) {
+        if (bytes > SHM_OFFER_MIN && mca_common_pnbc_params.shm_single_copy && !declines) {
             return (shm_shape_t) { SHM_FRAG_MIN, 2, true };
         }
         return (shm_shape_t) { (pressure > 1) ? SHM_PRESSED_MIN / 2 : SHM_PRESSED_MIN, 2, false };
@@ -336,7 +360,7 @@ static inline shm_shape_t slot_shape(const shm_action_t *t, int pressure)
              * only senders that cannot (docs/nbc.md, "Single copy").  Never
              * below SHM_PRESSED_MIN: the offer itself fills the first box. */
             const int offer_min = mca_common_pnbc_params.nbc_single_copy_min_bytes;
-            const bool offer = offer_min > 0 && bytes >= (size_t) offer_min &&
+            const bool offer = offer_min > 0 && bytes >= (size_t) offer_min && !declines &&
                                bytes >= SHM_PRESSED_MIN && mca_common_pnbc_params.shm_single_copy &&
                                (!t->ch.large.chained || !pnbc_shm_oversubscribed());
             return (bytes >= SHM_RETAG_PIECES * SHM_PRESSED_MIN)
@@ -347,9 +371,13 @@ static inline shm_shape_t slot_shape(const shm_action_t *t, int pressure)
         return (shm_shape_t) { bytes, (0 == pressure) ? SHM_DEEP : (1 == pressure) ? 2 : 1,
                                false };
     }
+    /* streamed (or offered: then the boxes serve a refusal): boxes of
+     * coll_pnbc_shm_stream_frag_bytes, none larger than the message */
     const int stream = mca_common_pnbc_params.shm_stream_frag_bytes;
-    return (shm_shape_t) { (stream < SHM_STREAM_FRAG_MIN) ? SHM_STREAM_FRAG_MIN : (size_t) stream,
-                           (0 == pressure) ? SHM_STREAM_DEPTH : 2, false };
+    size_t frag = (stream < SHM_STREAM_FRAG_MIN) ? SHM_STREAM_FRAG_MIN : (size_t) stream;
+    const size_t whole = (bytes + SHM_LINE - 1) & ~(size_t) (SHM_LINE - 1);
+    frag = (whole < frag && whole >= SHM_STREAM_FRAG_MIN) ? whole : frag;
+    return (shm_shape_t) { frag, (0 == pressure) ? SHM_STREAM_DEPTH : 2, false };
 }
 /* ------------------------------------------------------------------ */
 /* Helpers every part uses                                            */

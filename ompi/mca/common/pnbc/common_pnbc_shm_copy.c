@@ -15,6 +15,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
+#include <time.h>
 #include <unistd.h>
 
 /* This process's PID namespace (the inode of /proc/self/ns/pid; 0 if
@@ -53,18 +54,87 @@ bool pnbc_shm_oversubscribed(void)
     return 0 != found;
 }
 
+/* ------------------------------------------------------------------ */
+/* What a single copy costs here                                      */
+/* ------------------------------------------------------------------ */
+
+/* What a process_vm_readv of 64 KiB costs on this machine, in ns: the
+ * best of a few reads of our own memory (the same system call path as a
+ * peer's).  0 if the kernel refuses (offers are refused then anyway). */
+static uint64_t readv_cost_ns(void)
+{
+    enum { BYTES = 65536, TRIES = 8 };
+    char *from = malloc(BYTES), *to = malloc(BYTES);
+    uint64_t best = UINT64_MAX;
+
+    if (NULL == from || NULL == to) {
+        free(from);
+        free(to);
+        return 0;
+    }
+    memset(from, 1, BYTES);
+    memset(to, 0, BYTES);
+    for (int i = 0; i < TRIES; ++i) {
+        struct iovec mine = { to, BYTES }, theirs = { from, BYTES };
+        struct timespec t0, t1;
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        const ssize_t n = process_vm_readv(getpid(), &mine, 1, &theirs, 1, 0);
+        clock_gettime(CLOCK_MONOTONIC, &t1);
+        if (BYTES != n) {
+            best = 0;
+            break;
+        }
+        const uint64_t took = (uint64_t) ((t1.tv_sec - t0.tv_sec) * 1000000000L +
+                                          (t1.tv_nsec - t0.tv_nsec));
+        best = (took < best) ? took : best;
+    }
+    free(from);
+    free(to);
+    return best;
+}
+
+/* SIZE_MAX until measured (a race measures twice and stores either). */
+static size_t offer_floor = SIZE_MAX;
+
+size_t pnbc_shm_offer_floor(void)
+{
+    size_t floor = __atomic_load_n(&offer_floor, __ATOMIC_RELAXED);
+    if (OPAL_LIKELY(SIZE_MAX != floor)) {
+        return floor;
+    }
+    const pnbc_engine_params_t *p = &mca_common_pnbc_params;
+    floor = 0;
+    if (p->shm_single_copy_dear_ns > 0 && p->shm_single_copy_dear_min_bytes > 0 &&
+        p->shm_single_copy) {
+        const uint64_t cost = readv_cost_ns();
+        if (cost >= (uint64_t) p->shm_single_copy_dear_ns) {
+            floor = (size_t) p->shm_single_copy_dear_min_bytes;
+        }
+        if (p->verbose >= 1) {
+            opal_output(0, "coll:pnbc: shm: a process_vm_readv of 64 KiB takes %llu ns here: "
+                        "single copy from %zu bytes on", (unsigned long long) cost, floor);
+        }
+    }
+    __atomic_store_n(&offer_floor, floor, __ATOMIC_RELAXED);
+    return floor;
+}
+
 /* Offered messages this process helped copy, helps the kernel refused,
- * offers it refused as a receiver (coll_pnbc_verbose 2). */
+ * offers it refused as a receiver (coll_pnbc_verbose 2); slots whose
+ * single copy it declined (pnbc_shm_offer_floor()). */
 static uint64_t shared_copies, helps_refused, offers_refused;
+uint64_t pnbc_shm_declined_slots;
 
 void pnbc_shm_copy_report(void)
 {
     if (mca_common_pnbc_params.verbose >= 2) {
         opal_output(0, "coll:pnbc: shm: %llu offered messages copied by both sides, %llu helps "
-                    "refused by the kernel, %llu offers refused",
+                    "refused by the kernel, %llu offers refused, %llu slots declined single copy",
                     (unsigned long long) __atomic_load_n(&shared_copies, __ATOMIC_RELAXED),
                     (unsigned long long) __atomic_load_n(&helps_refused, __ATOMIC_RELAXED),
-                    (unsigned long long) __atomic_load_n(&offers_refused, __ATOMIC_RELAXED));
+                    (unsigned long long) __atomic_load_n(&offers_refused, __ATOMIC_RELAXED),
+                    (unsigned long long) __atomic_load_n(&pnbc_shm_declined_slots,
+                                                         __ATOMIC_RELAXED));
     }
 }
 

@@ -121,6 +121,10 @@ static void block_fill(shm_region_t *r, size_t table_end, int pressure)
         table[k].depth = shape.depth;
         table[k].frag = shape.frag;
         table[k].offer = shape.offer;
+        table[k].declined = shm_recv_declines(t) && mca_common_pnbc_params.shm_single_copy;
+        if (table[k].declined) {
+            __atomic_add_fetch(&pnbc_shm_declined_slots, 1, __ATOMIC_RELAXED);
+        }
         slot_attach(t, (char *) r->base + offset, shape.frag, shape.depth);
         pnbc_shm_bell_bind(a, t);
         if (r->reused) {    /* the counters and box headers start at zero */
@@ -131,7 +135,7 @@ static void block_fill(shm_region_t *r, size_t table_end, int pressure)
         }
         pnbc_shm_recv_take_fold(a, t);
         t->invited = shape.invite;
-        t->help = !shape.invite && pnbc_shm_recv_help(t);
+        t->help = !shape.invite && !table[k].declined && pnbc_shm_recv_help(t);
         table[k].help = t->help;
         if (t->invited || t->help) {
             table[k].invite_addr = (uint64_t) (uintptr_t) t->flat;

@@ -31,6 +31,7 @@ static bool send_find_slot(const pnbc_action_t *a, shm_action_t *t)
             slot_attach(t, (char *) r->base + e->offset, e->frag, e->depth);
             t->capacity = e->capacity;
             t->offer_asked = (0 != e->offer);
+            t->offer_declined = (0 != e->declined);
             /* an invitation to write into the receiver's buffer: taken
              * for a message in one piece of the size it expects, between
              * processes of one PID namespace */
@@ -132,7 +133,7 @@ static bool send_attach(pnbc_action_t *a, shm_action_t *t)
     /* Single copy for large messages in one piece, where the collective
      * takes it or the receiver asks for it (its pool is under pressure). */
     t->offer = mca_common_pnbc_params.shm_single_copy && NULL != t->flat &&
-               t->bytes == t->capacity &&
+               t->bytes == t->capacity && !t->offer_declined &&
                (t->offer_asked ? t->bytes > t->frag
                                : t->ch.large.single_copy && t->bytes > shm_box_max(&t->ch));
     return true;
