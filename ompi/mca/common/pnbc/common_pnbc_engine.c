@@ -40,7 +40,7 @@ pnbc_engine_params_t mca_common_pnbc_params = {
     .nbc_single_copy_min_bytes = 16384,
     .shm_shared_copy_min_bytes = 32768,
     .shm_single_copy_dear_ns = 4500,
-    .shm_single_copy_dear_min_bytes = 131072,
+    .shm_single_copy_dear_min_bytes = 524288,
     .oversubscribed = -1,
     .progress_park_min = 16,
 };

@@ -372,10 +372,13 @@ static inline shm_shape_t slot_shape(const shm_action_t *t, int pressure)
                                false };
     }
     /* streamed (or offered: then the boxes serve a refusal): boxes of
-     * coll_pnbc_shm_stream_frag_bytes, none larger than the message */
+     * coll_pnbc_shm_stream_frag_bytes, none larger than the message --
+     * than a SHM_RETAG_PIECES-th of it for a retagged schedule, whose
+     * sender cannot run ahead into the next call (see above) */
     const int stream = mca_common_pnbc_params.shm_stream_frag_bytes;
     size_t frag = (stream < SHM_STREAM_FRAG_MIN) ? SHM_STREAM_FRAG_MIN : (size_t) stream;
-    const size_t whole = (bytes + SHM_LINE - 1) & ~(size_t) (SHM_LINE - 1);
+    const size_t part = t->ch.retag ? (bytes + SHM_RETAG_PIECES - 1) / SHM_RETAG_PIECES : bytes;
+    const size_t whole = (part + SHM_LINE - 1) & ~(size_t) (SHM_LINE - 1);
     frag = (whole < frag && whole >= SHM_STREAM_FRAG_MIN) ? whole : frag;
     return (shm_shape_t) { frag, (0 == pressure) ? SHM_STREAM_DEPTH : 2, false };
 }
