@@ -47,8 +47,9 @@ fi
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 # Single copy as on a machine where it is cheap, whatever this one measures
 # (coll_pnbc_shm_single_copy_dear_ns), so that every case takes the same
-# paths everywhere; the shm-dear-* cases below set it themselves.
-export OMPI_MCA_coll_pnbc_shm_single_copy_dear_ns=0
+# paths everywhere; the shm-dear-* cases below set it themselves.  Set it in
+# the environment to run the suite otherwise (1: as where it is dear).
+export OMPI_MCA_coll_pnbc_shm_single_copy_dear_ns=${OMPI_MCA_coll_pnbc_shm_single_copy_dear_ns:-0}
 export MPIRUN PNBC_COLL TEST_BINDIR PNBC_MPI_ARGS
 
 LIFECYCLE_SUBTESTS="a-start-order b-startall-permuted c-mixed-p2p d-wait-never-started
