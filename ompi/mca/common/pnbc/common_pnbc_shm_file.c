@@ -121,7 +121,7 @@ static void block_fill(shm_region_t *r, size_t table_end, int pressure)
         table[k].depth = shape.depth;
         table[k].frag = shape.frag;
         table[k].offer = shape.offer;
-        table[k].declined = shm_recv_declines(t) && mca_common_pnbc_params.shm_single_copy;
+        table[k].declined = shm_recv_declines(t);   /* never with single copy off */
         if (table[k].declined) {
             __atomic_add_fetch(&pnbc_shm_declined_slots, 1, __ATOMIC_RELAXED);
         }
