@@ -9,6 +9,7 @@
 #include "coll_pnbc_algorithms.h"
 
 #include "opal/mca/base/mca_base_var.h"
+#include "ompi/runtime/mpiruntime.h"
 
 #include <limits.h>
 
@@ -154,11 +155,12 @@ static const pnbc_param_t pnbc_params[] = {
       &mca_common_pnbc_params.shm_shared_copy_min_bytes },
     { "shm_single_copy_dear_ns",
       "A process_vm_readv of 64 KiB that takes at least this many ns (the best of 8 reads of "
-      "the process's own memory, measured once, at its first shared-memory request) makes "
-      "single copy dear: this process then takes on-node messages below "
-      "coll_pnbc_shm_single_copy_dear_min_bytes through its boxes instead of reading, "
-      "sharing or being written them in one copy (0: never; each receiver decides for "
-      "itself; docs/design-measurements.md)",
+      "the process's own memory, measured once, in MPI_Init) makes single copy dear: this "
+      "process then takes on-node messages below coll_pnbc_shm_single_copy_dear_min_bytes "
+      "through its boxes instead of reading, sharing or being written them in one copy, and "
+      "nonblocking collectives' messages to it up to coll_pnbc_nbc_mailbox_large_bytes "
+      "through the large mailbox cells (0: never; each receiver decides for itself and "
+      "publishes its choice; docs/design-measurements.md, docs/nbc.md)",
       MCA_BASE_VAR_TYPE_INT, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_ALL,
       &mca_common_pnbc_params.shm_single_copy_dear_ns },
     { "shm_single_copy_dear_min_bytes",
@@ -251,6 +253,11 @@ static int pnbc_register(void)
 
 static int pnbc_open(void)
 {
+    /* In MPI_Init (not ompi_info), before the modex fence: the single
+     * copy's cost here reaches the node's other processes with it. */
+    if (OMPI_MPI_STATE_INIT_STARTED == ompi_mpi_state) {
+        mca_common_pnbc_modex_send();
+    }
     return mca_common_pnbc_init();
 }
 

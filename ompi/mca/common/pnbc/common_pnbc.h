@@ -211,6 +211,10 @@ OMPI_DECLSPEC void mca_common_pnbc_fini(void);
 /* Register the progress callback if it is not yet (every request's setup
  * calls this). */
 OMPI_DECLSPEC int mca_common_pnbc_progress_needed(void);
+/* What the node's other processes must know of this one (the cost of a
+ * single copy here, common_pnbc_shm_cost.c): called in MPI_Init before
+ * the modex fence, by the component that opens first. */
+OMPI_DECLSPEC void mca_common_pnbc_modex_send(void);
 
 /* The engine's own locks (shared-memory directory, pool, mailbox;
  * channels and partitioned matching): taken only where threads may call

@@ -282,16 +282,22 @@ static inline size_t shm_box_max(const pnbc_channel_t *ch)
  * (coll_pnbc_oversubscribed)? */
 bool pnbc_shm_oversubscribed(void);
 
-/* The smallest message a receiver here takes in one copy (offers,
- * invitations, shared copies); smaller ones it declines and they stream
- * through its boxes.  0 (every size the collective's row says) unless a
- * process_vm_readv of 64 KiB takes coll_pnbc_shm_single_copy_dear_ns or
- * more, measured once at first use: then
- * coll_pnbc_shm_single_copy_dear_min_bytes (common_pnbc_shm_copy.c;
+/* What a single copy costs here and at the peers (common_pnbc_shm_cost.c;
  * docs/design-measurements.md, "Machines where a single copy is dear").
- * Each receiver decides for its own slots and says so in their entries,
- * so processes that measure differently still agree. */
+ * pnbc_shm_offer_floor(): the smallest message a receiver here takes in
+ * one copy (offers, invitations, shared copies); smaller ones it declines
+ * and they stream through its boxes.  0 (every size the collective's row
+ * says) unless a process_vm_readv of 64 KiB takes
+ * coll_pnbc_shm_single_copy_dear_ns or more here: then
+ * coll_pnbc_shm_single_copy_dear_min_bytes.  Each receiver decides for its
+ * own slots and says so in their entries.
+ * mca_common_pnbc_modex_send() measures and publishes our cost (MPI_Init,
+ * before the modex fence).  pnbc_shm_recv_floor(vpid): the offer floor
+ * process vpid (our job, this node; ourselves too) published (0: none) --
+ * the same answer on both sides of a message. */
 size_t pnbc_shm_offer_floor(void);
+size_t pnbc_shm_recv_floor(uint32_t vpid);
+void pnbc_shm_cost_finalize(void);
 /* Slots laid out declining single copy (coll_pnbc_verbose 2). */
 extern uint64_t pnbc_shm_declined_slots;
 
@@ -311,21 +317,40 @@ static inline bool pnbc_shm_shared_size(const pnbc_channel_t *ch, size_t bytes)
     return ch->large.shared_copy && bytes >= (size_t) min && pnbc_shm_shared_possible();
 }
 
-/* Which mailbox ring carries a retagged schedule's on-node message of
+/* Does the receiver of a's message decline single copy for it (by the
+ * floor it published: both sides of the message read the same)? */
+static inline bool pnbc_shm_pair_declines(const pnbc_channel_t *ch, const pnbc_action_t *a,
+                                          size_t bytes)
+{
+    const ompi_proc_t *recv = (PNBC_ACT_SEND == a->kind) ? ompi_comm_peer_lookup(ch->comm, a->peer)
+                                                         : ompi_proc_local();
+    /* (peers of another job or node take the PML anyway) */
+    return NULL != recv && OPAL_PROC_ON_LOCAL_NODE(recv->super.proc_flags) &&
+           recv->super.proc_name.jobid == OMPI_PROC_MY_NAME->jobid &&
+           bytes < pnbc_shm_recv_floor(recv->super.proc_name.vpid);
+}
+
+/* Which mailbox ring carries a retagged schedule's on-node message a of
  * `bytes` (both sides decide alike: the parameters must be equal
  * everywhere): 0 the small cells, 1 the large cells, -1 none (the shm
- * slots, paired per call, or the PML). */
-static inline int pnbc_mbox_tier(const pnbc_channel_t *ch, size_t bytes)
+ * slots, paired per call, or the PML).  The large cells take the
+ * collectives whose senders gain from running ahead
+ * (pnbc_large_msgs_t.retag_eager), and every collective's messages to a
+ * receiver that declines single copy (a paired slot would stream them,
+ * the sender waiting for the receiver's call). */
+static inline int pnbc_mbox_tier(const pnbc_channel_t *ch, const pnbc_action_t *a, size_t bytes)
 {
     const pnbc_engine_params_t *p = &mca_common_pnbc_params;
     if (bytes < (size_t) p->shm_retag_min_bytes) {
         return (p->nbc_mailbox_cells > 0) ? 0 : -1;
     }
+    if (p->nbc_mailbox_large_cells <= 0 || bytes > (size_t) p->nbc_mailbox_large_bytes) {
+        return -1;
+    }
     /* a message both sides copy goes paired: the large cells would take
      * two copies, one after the other */
-    return (ch->large.retag_eager && p->nbc_mailbox_large_cells > 0 &&
-            bytes <= (size_t) p->nbc_mailbox_large_bytes && !pnbc_shm_shared_size(ch, bytes))
-               ? 1 : -1;
+    return ((ch->large.retag_eager && !pnbc_shm_shared_size(ch, bytes)) ||
+            pnbc_shm_pair_declines(ch, a, bytes)) ? 1 : -1;
 }
 
 static inline shm_shape_t slot_shape(const shm_action_t *t, int pressure)

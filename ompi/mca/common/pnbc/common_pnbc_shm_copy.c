@@ -15,7 +15,6 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
-#include <time.h>
 #include <unistd.h>
 
 /* This process's PID namespace (the inode of /proc/self/ns/pid; 0 if
@@ -52,71 +51,6 @@ bool pnbc_shm_oversubscribed(void)
         found = (cpus > 0 && procs > cpus) ? 1 : 0;
     }
     return 0 != found;
-}
-
-/* ------------------------------------------------------------------ */
-/* What a single copy costs here                                      */
-/* ------------------------------------------------------------------ */
-
-/* What a process_vm_readv of 64 KiB costs on this machine, in ns: the
- * best of a few reads of our own memory (the same system call path as a
- * peer's).  0 if the kernel refuses (offers are refused then anyway). */
-static uint64_t readv_cost_ns(void)
-{
-    enum { BYTES = 65536, TRIES = 8 };
-    char *from = malloc(BYTES), *to = malloc(BYTES);
-    uint64_t best = UINT64_MAX;
-
-    if (NULL == from || NULL == to) {
-        free(from);
-        free(to);
-        return 0;
-    }
-    memset(from, 1, BYTES);
-    memset(to, 0, BYTES);
-    for (int i = 0; i < TRIES; ++i) {
-        struct iovec mine = { to, BYTES }, theirs = { from, BYTES };
-        struct timespec t0, t1;
-        clock_gettime(CLOCK_MONOTONIC, &t0);
-        const ssize_t n = process_vm_readv(getpid(), &mine, 1, &theirs, 1, 0);
-        clock_gettime(CLOCK_MONOTONIC, &t1);
-        if (BYTES != n) {
-            best = 0;
-            break;
-        }
-        const uint64_t took = (uint64_t) ((t1.tv_sec - t0.tv_sec) * 1000000000L +
-                                          (t1.tv_nsec - t0.tv_nsec));
-        best = (took < best) ? took : best;
-    }
-    free(from);
-    free(to);
-    return best;
-}
-
-/* SIZE_MAX until measured (a race measures twice and stores either). */
-static size_t offer_floor = SIZE_MAX;
-
-size_t pnbc_shm_offer_floor(void)
-{
-    size_t floor = __atomic_load_n(&offer_floor, __ATOMIC_RELAXED);
-    if (OPAL_LIKELY(SIZE_MAX != floor)) {
-        return floor;
-    }
-    const pnbc_engine_params_t *p = &mca_common_pnbc_params;
-    floor = 0;
-    if (p->shm_single_copy_dear_ns > 0 && p->shm_single_copy_dear_min_bytes > 0 &&
-        p->shm_single_copy) {
-        const uint64_t cost = readv_cost_ns();
-        if (cost >= (uint64_t) p->shm_single_copy_dear_ns) {
-            floor = (size_t) p->shm_single_copy_dear_min_bytes;
-        }
-        if (p->verbose >= 1) {
-            opal_output(0, "coll:pnbc: shm: a process_vm_readv of 64 KiB takes %llu ns here: "
-                        "single copy from %zu bytes on", (unsigned long long) cost, floor);
-        }
-    }
-    __atomic_store_n(&offer_floor, floor, __ATOMIC_RELAXED);
-    return floor;
 }
 
 /* Offered messages this process helped copy, helps the kernel refused,

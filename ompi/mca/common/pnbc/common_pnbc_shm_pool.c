@@ -511,6 +511,7 @@ void pnbc_shm_pool_finalize(void)
     }
     own_pool_tried = false;
     pnbc_shm_peer_pools_finalize();
+    pnbc_shm_cost_finalize();
     pnbc_unlock(&pnbc_shm_pool_lock);
 }
 

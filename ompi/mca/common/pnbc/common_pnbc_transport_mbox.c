@@ -225,7 +225,7 @@ static bool mbox_bind(pnbc_action_t *a, const pnbc_channel_t *ch)
     const size_t bytes = (NULL == a->buf.dtype) ? 0 : a->buf.count * a->buf.dtype->super.size;
 
     /* Both sides decide alike (see the top of this file). */
-    const int tier = ch->retag ? pnbc_mbox_tier(ch, bytes) : -1;
+    const int tier = ch->retag ? pnbc_mbox_tier(ch, a, bytes) : -1;
     if (tier < 0 || ch->sizes_may_differ || !pnbc_shm_peer_ok(a, ch)) {
         return false;
     }

@@ -194,7 +194,7 @@ static bool shm_bind(pnbc_action_t *a, const pnbc_channel_t *ch)
     const int max_bytes = mca_common_pnbc_params.shm_max_bytes;
     if (max_bytes < 0 || ch->sizes_may_differ || bytes > (size_t) max_bytes ||
         (ch->retag && (bytes < (size_t) mca_common_pnbc_params.shm_retag_min_bytes ||
-                       1 == pnbc_mbox_tier(ch, bytes))) ||
+                       1 == pnbc_mbox_tier(ch, a, bytes))) ||
         !pnbc_shm_peer_ok(a, ch) ||
         (bytes > shm_box_max(ch) && bytes > ch->large.shm_max)) {
         return false;

@@ -1,0 +1,184 @@
+/*
+ * Copyright (c) 2026 The pnbc developers.
+ * SPDX-License-Identifier: BSD-3-Clause
+ *
+ * What a single copy (process_vm_readv, common_pnbc_shm_copy.c) costs
+ * here and at each peer on this node.
+ *
+ * Each process measures it once, when the coll component opens in
+ * MPI_Init.  Where it is dear (coll_pnbc_shm_single_copy_dear_ns or more)
+ * the process, as a receiver, declines single copy for messages below
+ * coll_pnbc_shm_single_copy_dear_min_bytes (its offer floor), and says so
+ * in the modex (scope: this node), so that every local peer knows with the
+ * fence that follows.  The floor means two things:
+ *  - its slots ask for no offer (pnbc_shm_offer_floor(); the receiver
+ *    alone decides, the sender reads the answer in the slot), and
+ *  - a nonblocking schedule's messages to it from
+ *    coll_pnbc_nbc_shm_min_bytes up to the large cells' size take the
+ *    large mailbox cells (pnbc_mbox_tier()), which let its senders run
+ *    ahead; a paired slot would stream them with the sender waiting.
+ * The second is decided by both sides of a message, so both read the
+ * receiver's published floor (pnbc_shm_recv_floor()), whatever their own
+ * measurement or parameters say.  docs/design-measurements.md, "Machines where a single copy
+ * is dear"; docs/nbc.md, "Where a single copy is dear".
+ */
+
+#include "common_pnbc_shm.h"
+
+#include "opal/mca/pmix/pmix.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <sys/uio.h>
+#include <time.h>
+#include <unistd.h>
+
+#define PNBC_FLOOR_KEY "pnbc.shm.offer_floor"
+
+/* Is the dear-single-copy rule on at all (the same parameters
+ * everywhere)? */
+static bool dear_rule_on(void)
+{
+    const pnbc_engine_params_t *p = &mca_common_pnbc_params;
+    return p->shm_single_copy_dear_ns > 0 && p->shm_single_copy_dear_min_bytes > 0 &&
+           p->shm_single_copy;
+}
+
+/* What a process_vm_readv of 64 KiB costs on this machine, in ns: the
+ * best of a few reads of our own memory (the same system call path as a
+ * peer's).  0 if the kernel refuses (offers are refused then anyway). */
+static uint64_t readv_cost_ns(void)
+{
+    enum { BYTES = 65536, TRIES = 8 };
+    char *from = malloc(BYTES), *to = malloc(BYTES);
+    uint64_t best = UINT64_MAX;
+
+    if (NULL == from || NULL == to) {
+        free(from);
+        free(to);
+        return 0;
+    }
+    memset(from, 1, BYTES);
+    memset(to, 0, BYTES);
+    for (int i = 0; i < TRIES; ++i) {
+        struct iovec mine = { to, BYTES }, theirs = { from, BYTES };
+        struct timespec t0, t1;
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        const ssize_t n = process_vm_readv(getpid(), &mine, 1, &theirs, 1, 0);
+        clock_gettime(CLOCK_MONOTONIC, &t1);
+        if (BYTES != n) {
+            best = 0;
+            break;
+        }
+        const uint64_t took = (uint64_t) ((t1.tv_sec - t0.tv_sec) * 1000000000L +
+                                          (t1.tv_nsec - t0.tv_nsec));
+        best = (took < best) ? took : best;
+    }
+    free(from);
+    free(to);
+    return best;
+}
+
+/* Our own cost, measured at the first call (UINT64_MAX until then; 0 with
+ * the rule off).  A race measures twice and stores either. */
+static uint64_t own_cost = UINT64_MAX;
+
+static uint64_t own_cost_ns(void)
+{
+    uint64_t cost = __atomic_load_n(&own_cost, __ATOMIC_RELAXED);
+    if (OPAL_LIKELY(UINT64_MAX != cost)) {
+        return cost;
+    }
+    cost = dear_rule_on() ? readv_cost_ns() : 0;
+    if (dear_rule_on() && mca_common_pnbc_params.verbose >= 1) {
+        const bool dear = cost >= (uint64_t) mca_common_pnbc_params.shm_single_copy_dear_ns;
+        opal_output(0, "coll:pnbc: shm: a process_vm_readv of 64 KiB takes %llu ns here: "
+                    "single copy from %zu bytes on", (unsigned long long) cost,
+                    dear ? (size_t) mca_common_pnbc_params.shm_single_copy_dear_min_bytes : 0);
+    }
+    __atomic_store_n(&own_cost, cost, __ATOMIC_RELAXED);
+    return cost;
+}
+
+static bool cost_is_dear(uint64_t cost)
+{
+    return cost >= (uint64_t) mca_common_pnbc_params.shm_single_copy_dear_ns;
+}
+
+size_t pnbc_shm_offer_floor(void)
+{
+    static size_t floor = SIZE_MAX;     /* SIZE_MAX until known */
+    size_t f = __atomic_load_n(&floor, __ATOMIC_RELAXED);
+    if (OPAL_LIKELY(SIZE_MAX != f)) {
+        return f;
+    }
+    f = (dear_rule_on() && cost_is_dear(own_cost_ns()))
+            ? (size_t) mca_common_pnbc_params.shm_single_copy_dear_min_bytes : 0;
+    __atomic_store_n(&floor, f, __ATOMIC_RELAXED);
+    return f;
+}
+
+void mca_common_pnbc_modex_send(void)
+{
+    if (!dear_rule_on()) {
+        return;     /* nothing declined here: peers find nothing, read 0 */
+    }
+    uint64_t floor = pnbc_shm_offer_floor();
+    int rc;
+    OPAL_MODEX_SEND_VALUE(rc, OPAL_PMIX_LOCAL, PNBC_FLOOR_KEY, &floor, OPAL_UINT64);
+    (void) rc;      /* not published: peers read 0 (a log says why) */
+}
+
+/* The receivers asked about so far: vpid and floor (a process has a
+ * handful of local peers). */
+typedef struct {
+    uint32_t vpid;
+    size_t floor;
+} recv_floor_t;
+
+static recv_floor_t *known;
+static uint32_t nknown;
+static pnbc_lock_t known_lock = PNBC_LOCK_INITIALIZER;
+
+/* The floor process `vpid` of our job published (0: none). */
+static size_t published_floor(uint32_t vpid)
+{
+    /* Without the fence's data each lookup could go its own way. */
+    if (!opal_pmix_collect_all_data) {
+        return 0;
+    }
+    opal_process_name_t name = { .jobid = OMPI_PROC_MY_NAME->jobid, .vpid = vpid };
+    uint64_t floor = 0, *pfloor = &floor;
+    int rc;
+    OPAL_MODEX_RECV_VALUE_OPTIONAL(rc, PNBC_FLOOR_KEY, &name, &pfloor, OPAL_UINT64);
+    return (OPAL_SUCCESS == rc && floor < SIZE_MAX) ? (size_t) floor : 0;
+}
+
+size_t pnbc_shm_recv_floor(uint32_t vpid)
+{
+    pnbc_lock(&known_lock);
+    for (uint32_t k = 0; k < nknown; ++k) {
+        if (known[k].vpid == vpid) {
+            const size_t floor = known[k].floor;
+            pnbc_unlock(&known_lock);
+            return floor;
+        }
+    }
+    const size_t floor = published_floor(vpid);
+    recv_floor_t *grown = realloc(known, (nknown + 1) * sizeof(*grown));
+    if (NULL != grown) {    /* not remembered: asked again next time */
+        known = grown;
+        known[nknown++] = (recv_floor_t) { vpid, floor };
+    }
+    pnbc_unlock(&known_lock);
+    return floor;
+}
+
+void pnbc_shm_cost_finalize(void)
+{
+    pnbc_lock(&known_lock);
+    free(known);
+    known = NULL;
+    nknown = 0;
+    pnbc_unlock(&known_lock);
+}
