@@ -137,6 +137,14 @@ static const pnbc_param_t pnbc_params[] = {
       "(coll_pnbc_nbc_mailbox_large_cells); must be the same on all processes",
       MCA_BASE_VAR_TYPE_INT, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_ALL_EQ,
       &mca_common_pnbc_params.nbc_mailbox_large_bytes },
+    { "nbc_mailbox_declined_bytes",
+      "Nonblocking collectives: the size of a large mailbox cell at a receiver that declines "
+      "single copy (coll_pnbc_shm_single_copy_dear_ns), whose on-node messages up to this "
+      "size and below its coll_pnbc_shm_single_copy_dear_min_bytes all take the large ring "
+      "(at most the larger of this and coll_pnbc_nbc_mailbox_large_bytes; must be the same "
+      "on all processes; docs/nbc.md)",
+      MCA_BASE_VAR_TYPE_INT, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_ALL_EQ,
+      &mca_common_pnbc_params.nbc_mailbox_declined_bytes },
     { "nbc_single_copy_min_bytes",
       "Nonblocking collectives: on-node messages of at least this many bytes paired "
       "through the shared memory slots are read in one copy from the sender's buffer "
@@ -158,7 +166,7 @@ static const pnbc_param_t pnbc_params[] = {
       "the process's own memory, measured once, in MPI_Init) makes single copy dear: this "
       "process then takes on-node messages below coll_pnbc_shm_single_copy_dear_min_bytes "
       "through its boxes instead of reading, sharing or being written them in one copy, and "
-      "nonblocking collectives' messages to it up to coll_pnbc_nbc_mailbox_large_bytes "
+      "nonblocking collectives' messages to it up to coll_pnbc_nbc_mailbox_declined_bytes "
       "through the large mailbox cells (0: never; each receiver decides for itself and "
       "publishes its choice; docs/design-measurements.md, docs/nbc.md)",
       MCA_BASE_VAR_TYPE_INT, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_ALL,

@@ -71,6 +71,9 @@ typedef struct pnbc_engine_params_t {
                                        nbc_mailbox_large_bytes through a ring
                                        of this many cells (0: paired) */
     int nbc_mailbox_large_bytes;
+    int nbc_mailbox_declined_bytes; /* the large cells' size at a receiver
+                                       that declines single copy
+                                       (pnbc_shm_offer_floor) */
     int nbc_single_copy_min_bytes;  /* a retagged schedule's receiver asks
                                        for single copy from this size on
                                        (coll_pnbc_nbc_single_copy_min_bytes;

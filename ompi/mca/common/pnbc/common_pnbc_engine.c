@@ -37,6 +37,7 @@ pnbc_engine_params_t mca_common_pnbc_params = {
     .nbc_mailbox_cells = 16,
     .nbc_mailbox_large_cells = 4,
     .nbc_mailbox_large_bytes = 65536,
+    .nbc_mailbox_declined_bytes = 262144,
     .nbc_single_copy_min_bytes = 16384,
     .shm_shared_copy_min_bytes = 32768,
     .shm_single_copy_dear_ns = 4500,

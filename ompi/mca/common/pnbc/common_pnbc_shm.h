@@ -317,17 +317,27 @@ static inline bool pnbc_shm_shared_size(const pnbc_channel_t *ch, size_t bytes)
     return ch->large.shared_copy && bytes >= (size_t) min && pnbc_shm_shared_possible();
 }
 
-/* Does the receiver of a's message decline single copy for it (by the
- * floor it published: both sides of the message read the same)? */
-static inline bool pnbc_shm_pair_declines(const pnbc_channel_t *ch, const pnbc_action_t *a,
-                                          size_t bytes)
+/* The offer floor the receiver of a's message published (0: none, or not
+ * a peer of our job on this node): both sides of the message read the
+ * same. */
+static inline size_t pnbc_shm_pair_floor(const pnbc_channel_t *ch, const pnbc_action_t *a)
 {
     const ompi_proc_t *recv = (PNBC_ACT_SEND == a->kind) ? ompi_comm_peer_lookup(ch->comm, a->peer)
                                                          : ompi_proc_local();
     /* (peers of another job or node take the PML anyway) */
-    return NULL != recv && OPAL_PROC_ON_LOCAL_NODE(recv->super.proc_flags) &&
-           recv->super.proc_name.jobid == OMPI_PROC_MY_NAME->jobid &&
-           bytes < pnbc_shm_recv_floor(recv->super.proc_name.vpid);
+    return (NULL != recv && OPAL_PROC_ON_LOCAL_NODE(recv->super.proc_flags) &&
+            recv->super.proc_name.jobid == OMPI_PROC_MY_NAME->jobid)
+               ? pnbc_shm_recv_floor(recv->super.proc_name.vpid) : 0;
+}
+
+/* The size of a large mailbox cell at a receiver that published offer
+ * floor `floor`: coll_pnbc_nbc_mailbox_large_bytes, or
+ * coll_pnbc_nbc_mailbox_declined_bytes if it declines single copy. */
+static inline size_t pnbc_mbox_large_payload(size_t floor)
+{
+    const pnbc_engine_params_t *p = &mca_common_pnbc_params;
+    return (floor > 0 && p->nbc_mailbox_declined_bytes > p->nbc_mailbox_large_bytes)
+               ? (size_t) p->nbc_mailbox_declined_bytes : (size_t) p->nbc_mailbox_large_bytes;
 }
 
 /* Which mailbox ring carries a retagged schedule's on-node message a of
@@ -344,13 +354,17 @@ static inline int pnbc_mbox_tier(const pnbc_channel_t *ch, const pnbc_action_t *
     if (bytes < (size_t) p->shm_retag_min_bytes) {
         return (p->nbc_mailbox_cells > 0) ? 0 : -1;
     }
-    if (p->nbc_mailbox_large_cells <= 0 || bytes > (size_t) p->nbc_mailbox_large_bytes) {
+    if (p->nbc_mailbox_large_cells <= 0) {
         return -1;
     }
     /* a message both sides copy goes paired: the large cells would take
      * two copies, one after the other */
-    return ((ch->large.retag_eager && !pnbc_shm_shared_size(ch, bytes)) ||
-            pnbc_shm_pair_declines(ch, a, bytes)) ? 1 : -1;
+    if (bytes <= (size_t) p->nbc_mailbox_large_bytes && ch->large.retag_eager &&
+        !pnbc_shm_shared_size(ch, bytes)) {
+        return 1;
+    }
+    const size_t floor = pnbc_shm_pair_floor(ch, a);
+    return (bytes < floor && bytes <= pnbc_mbox_large_payload(floor)) ? 1 : -1;
 }
 
 static inline shm_shape_t slot_shape(const shm_action_t *t, int pressure)

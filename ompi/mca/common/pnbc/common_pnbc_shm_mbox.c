@@ -49,7 +49,8 @@ static void ring_shape(int tier, uint32_t *ncells, size_t *payload, size_t *cell
     }
     const int min = p->shm_retag_min_bytes;
     *ncells = n;
-    *payload = (0 != tier) ? (size_t) p->nbc_mailbox_large_bytes
+    /* (our own floor as our senders read it) */
+    *payload = (0 != tier) ? pnbc_mbox_large_payload(pnbc_shm_recv_floor(OMPI_PROC_MY_NAME->vpid))
                : (min > 1) ? (size_t) min - 1 : 0;
     *cell_size = round_line(sizeof(mbox_cell_t) + *payload);
     *ring_size = SHM_LINE + n * *cell_size;
