@@ -301,7 +301,7 @@ echo "PASS dear-cells"
 # shellcheck disable=SC2046,SC2086
 run_case shm-dear-mixed-nbc-cells-np3 bash -c "$expect_dear_cells" expect "$MPIRUN" $(mpiargs 1) \
     --oversubscribe --mca mpi_yield_when_idle 1 --mca coll_pnbc_verbose 2 $DEAR_RANK0 "$(bin nbc_test)" 10 \
-    alltoall : -np 2 "$(bin nbc_test)" 10 alltoall
+    alltoall : -np 2 env OMPI_MCA_coll_pnbc_shm_single_copy_dear_ns=0 "$(bin nbc_test)" 10 alltoall
 # shellcheck disable=SC2046
 run_case shm-dear-measured-np2 bash -c "$expect_output" expect dear-measured \
     "process_vm_readv of 64 KiB takes [0-9]+ ns here: single copy from [0-9]+ bytes on" \

@@ -190,13 +190,16 @@ static bool shm_bind(pnbc_action_t *a, const pnbc_channel_t *ch)
     const size_t bytes = (NULL == a->buf.dtype) ? 0 : a->buf.count * a->buf.dtype->super.size;
 
     /* Both sides decide alike: same algorithm, same parameters, and a
-     * SEND has the type signature of its RECV. */
+     * SEND has the type signature of its RECV.  A message the row leaves
+     * to the PML above the boxes (whose own single copy is as dear) goes
+     * through them below its receiver's published offer floor. */
     const int max_bytes = mca_common_pnbc_params.shm_max_bytes;
     if (max_bytes < 0 || ch->sizes_may_differ || bytes > (size_t) max_bytes ||
         (ch->retag && (bytes < (size_t) mca_common_pnbc_params.shm_retag_min_bytes ||
                        1 == pnbc_mbox_tier(ch, a, bytes))) ||
         !pnbc_shm_peer_ok(a, ch) ||
-        (bytes > shm_box_max(ch) && bytes > ch->large.shm_max)) {
+        (bytes > shm_box_max(ch) && bytes > ch->large.shm_max &&
+         bytes >= pnbc_shm_pair_floor(ch, a))) {
         return false;
     }
     /* From here on the action is ours whatever happens: the peer takes
