@@ -3,8 +3,8 @@
 # SPDX-License-Identifier: BSD-3-Clause
 #
 # A/B of two pnbc build trees, interleaved: for each round, pcoll_bench
-# runs with the component of tree A, then with that of tree B (np=2, the
-# default binding, vader + ob1).  Each component loads its own tree's
+# runs with the component of tree A, then with that of tree B (np=$NP,
+# default 2, oversubscribed beyond 2; the default binding, vader + ob1).  Each component loads its own tree's
 # engine library (its RUNPATH), so LD_LIBRARY_PATH must not name one.
 # Prints every run's CSV line, then per cell and tree the median and the
 # values of all rounds, sorted (this VM has slow phases: look at both).
@@ -17,6 +17,8 @@ set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 A=$(cd "$1" && pwd); B=$(cd "$2" && pwd); ROUNDS=$3; COLLS=$4; SIZES=$5
 MODE=${6:-persistent}; shift $(( $# < 6 ? $# : 6 ))
+NP=${NP:-2}; OVER=()
+[ "$NP" -gt 2 ] && OVER=(--oversubscribe --mca mpi_yield_when_idle 1)
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 unset LD_LIBRARY_PATH
 SYS=$(ompi_info --parsable --path pkglibdir | cut -d: -f3)
@@ -28,7 +30,7 @@ done
 for _ in $(seq "$ROUNDS"); do
     for label in A B; do
         tree=$A; [ $label = B ] && tree=$B
-        "${MPIRUN:-mpirun}" -np 2 --mca btl self,vader --mca pml ob1 \
+        "${MPIRUN:-mpirun}" -np "$NP" "${OVER[@]}" --mca btl self,vader --mca pml ob1 \
             --mca mca_base_component_path "$tree/ompi/mca/coll/pnbc/.libs:$SYS" \
             --mca coll pnbc,basic,libnbc,tuned,self "$@" \
             "$BUILD/pcoll_bench" -l "$label" -m "$MODE" -c "$COLLS" -s "$SIZES" -b 7 -T 10 -o 0 \
