@@ -7,7 +7,7 @@
 # pnbc vs stock libnbc, at the given process counts (oversubscribed):
 #   bash contrib/bench/run-callgrind.sh [NP ...]        (default: 4 8)
 # or, with --nonblocking, pnbc's repeated 8 B nonblocking call + wait
-# against its persistent Start + Wait at np=2, counted at each rank in
+# against its persistent Start + Wait (and tuned's blocking call) at np=2, counted at each rank in
 # turn (only the counted rank runs under valgrind, so it never waits for
 # the other, and the count is the call's own work):
 #   bash contrib/bench/run-callgrind.sh --nonblocking
@@ -42,13 +42,14 @@ count_at_rank() {
 }
 
 if [ "${1:-}" = "--nonblocking" ]; then
-    printf '%-10s %-5s %12s %12s %8s\n' coll rank persistent nonblocking ratio
+    printf '%-10s %-5s %12s %12s %8s %14s\n' coll rank persistent nonblocking ratio "tuned blocking"
     for coll in bcast reduce allreduce barrier; do
         for rank in 0 1; do
             p=$(count_at_rank "$rank" "$coll" persistent 1000)
             n=$(count_at_rank "$rank" "$coll" nonblocking 1000)
-            printf '%-10s %-5s %12s %12s %8.2f\n' "$coll" "$rank" "$p" "$n" \
-                "$(awk -v a="$n" -v b="$p" 'BEGIN { print a / b }')"
+            b=$(count_at_rank "$rank" "$coll" blocking 1000)
+            printf '%-10s %-5s %12s %12s %8.2f %14s\n' "$coll" "$rank" "$p" "$n" \
+                "$(awk -v a="$n" -v b="$p" 'BEGIN { print a / b }')" "$b"
         done
     done
     exit 0

@@ -8,8 +8,8 @@
  *
  * COLL: allreduce (default), bcast, reduce or barrier (root 0, one
  * double).  MODE: persistent (MPI_Start + MPI_Wait of one request made
- * by MPIX_<Coll>_init, default) or nonblocking (MPI_I<coll> +
- * MPI_Wait).  After 100 untimed calls, N (default 1000) calls run
+ * by MPIX_<Coll>_init, default), nonblocking (MPI_I<coll> + MPI_Wait) or
+ * blocking (MPI_<Coll>: tuned's, the peer a nonblocking call is held to).  After 100 untimed calls, N (default 1000) calls run
  * between CALLGRIND_START/STOP_INSTRUMENTATION, so that valgrind
  * --tool=callgrind --instr-atstart=no on one rank counts their
  * instructions alone (run-callgrind.sh); rank 0 then prints the time per
@@ -24,9 +24,20 @@
 
 enum { ALLREDUCE, BCAST, REDUCE, BARRIER };
 
-static void call(int coll, int nonblocking, MPI_Request *req, double *s, double *r)
+enum { PERSISTENT, NONBLOCKING, BLOCKING };
+
+static void call(int coll, int mode, MPI_Request *req, double *s, double *r)
 {
-    if (nonblocking) {
+    if (BLOCKING == mode) {
+        switch (coll) {
+        case BCAST: MPI_Bcast(r, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD); break;
+        case REDUCE: MPI_Reduce(s, r, 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD); break;
+        case BARRIER: MPI_Barrier(MPI_COMM_WORLD); break;
+        default: MPI_Allreduce(s, r, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD); break;
+        }
+        return;
+    }
+    if (NONBLOCKING == mode) {
         switch (coll) {
         case BCAST: MPI_Ibcast(r, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD, req); break;
         case REDUCE: MPI_Ireduce(s, r, 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD, req); break;
@@ -44,7 +55,10 @@ int main(int argc, char **argv)
     double s[1] = { 1 }, r[1] = { 0 };
     MPI_Request req = MPI_REQUEST_NULL;
     const char *name = argc > 1 ? argv[1] : "allreduce";
-    const int nonblocking = argc > 2 && 0 == strcmp(argv[2], "nonblocking");
+    const char *mode_name = argc > 2 ? argv[2] : "persistent";
+    const int mode = 0 == strcmp(mode_name, "nonblocking") ? NONBLOCKING
+                     : 0 == strcmp(mode_name, "blocking")  ? BLOCKING
+                                                           : PERSISTENT;
     const int n = argc > 3 ? atoi(argv[3]) : 1000;
     const int coll = 0 == strcmp(name, "bcast")     ? BCAST
                      : 0 == strcmp(name, "reduce")  ? REDUCE
@@ -54,7 +68,7 @@ int main(int argc, char **argv)
 
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    if (!nonblocking) {
+    if (PERSISTENT == mode) {
         switch (coll) {
         case BCAST: MPIX_Bcast_init(r, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD, MPI_INFO_NULL, &req); break;
         case REDUCE:
@@ -67,21 +81,20 @@ int main(int argc, char **argv)
         }
     }
     for (int i = 0; i < 100; i++) {
-        call(coll, nonblocking, &req, s, r);
+        call(coll, mode, &req, s, r);
     }
     MPI_Barrier(MPI_COMM_WORLD);
     const double t = MPI_Wtime();
     CALLGRIND_START_INSTRUMENTATION;
     for (int i = 0; i < n; i++) {
-        call(coll, nonblocking, &req, s, r);
+        call(coll, mode, &req, s, r);
     }
     CALLGRIND_STOP_INSTRUMENTATION;
     const double dt = MPI_Wtime() - t;
     if (0 == rank) {
-        printf("%s %s %.1f ns per call\n", name, nonblocking ? "nonblocking" : "persistent",
-               dt / n * 1e9);
+        printf("%s %s %.1f ns per call\n", name, mode_name, dt / n * 1e9);
     }
-    if (!nonblocking) {
+    if (PERSISTENT == mode) {
         MPI_Request_free(&req);
     }
     MPI_Finalize();
