@@ -61,7 +61,7 @@ OMPI_MODULE_DECLSPEC extern mca_coll_pnbc_component_t mca_coll_pnbc_component;
 /*
  * Every persistent collective pnbc knows, once:
  *
- *     X(ID, name, groups, large)
+ *     X(ID, name, groups, large, pace)
  *
  *   ID      pnbc_coll_t constant PNBC_<ID>
  *   name    the MPI name, lower case, without MPI_ and _init: Open MPI's
@@ -94,6 +94,12 @@ OMPI_MODULE_DECLSPEC extern mca_coll_pnbc_component_t mca_coll_pnbc_component;
  *                                            coll_pnbc_nbc_mailbox_large_bytes
  *                                            take the mailbox's large cells
  *                                            (pnbc_large_msgs_t.retag_eager)
+ *   pace    LOCKSTEP: on an intracommunicator no process completes a start
+ *           before every other has started it (each one's result needs
+ *           everyone's data), so a sender is never more than one start
+ *           ahead of its receiver and a slot has two boxes, not eight
+ *           (pnbc_large_msgs_t.lockstep); AHEAD: a sender may run ahead
+ *           (a root, a scan's first ranks, a v-variant's zero counts)
  *
  * The enum, the slot declarations and the module's slot filling
  * (coll_pnbc_module.c), the algorithm table declarations
@@ -108,28 +114,28 @@ OMPI_MODULE_DECLSPEC extern mca_coll_pnbc_component_t mca_coll_pnbc_component;
  * on-node messages travel"); re-measure there before changing a row.
  */
 #define PNBC_COLLECTIVES(X) \
-    X(BARRIER,              barrier,              INTER, PNBC_LARGE_PML(16384)) \
-    X(BCAST,                bcast,                INTER, PNBC_LARGE_PML_EAGER_SHARED(65536, 32768)) \
-    X(REDUCE,               reduce,               INTER, PNBC_LARGE_STREAMED_EAGER(65536)) \
-    X(ALLREDUCE,            allreduce,            INTER, PNBC_LARGE_PML_CHAINED(65536)) \
-    X(GATHER,               gather,               INTER, PNBC_LARGE_SENDER_WRITES(32768)) \
-    X(GATHERV,              gatherv,              INTER, PNBC_LARGE_SENDER_WRITES(32768)) \
-    X(SCATTER,              scatter,              INTER, PNBC_LARGE_PML(16384)) \
-    X(SCATTERV,             scatterv,             INTER, PNBC_LARGE_PML(16384)) \
-    X(ALLGATHER,            allgather,            INTER, PNBC_LARGE_SINGLE_COPY(16384, 65536)) \
-    X(ALLGATHERV,           allgatherv,           INTER, PNBC_LARGE_SINGLE_COPY(16384, 65536)) \
-    X(ALLTOALL,             alltoall,             INTER, PNBC_LARGE_SINGLE_COPY(16384, SIZE_MAX)) \
-    X(ALLTOALLV,            alltoallv,            INTER, PNBC_LARGE_SINGLE_COPY(16384, SIZE_MAX)) \
-    X(ALLTOALLW,            alltoallw,            INTER, PNBC_LARGE_SINGLE_COPY(16384, SIZE_MAX)) \
-    X(REDUCE_SCATTER,       reduce_scatter,       INTER, PNBC_LARGE_PML(16384)) \
-    X(REDUCE_SCATTER_BLOCK, reduce_scatter_block, INTER, PNBC_LARGE_PML(16384)) \
-    X(SCAN,                 scan,                 INTRA, PNBC_LARGE_PML(16384)) \
-    X(EXSCAN,               exscan,               INTRA, PNBC_LARGE_PML(16384)) \
-    X(NEIGHBOR_ALLGATHER,   neighbor_allgather,   INTRA, PNBC_LARGE_PML(16384)) \
-    X(NEIGHBOR_ALLGATHERV,  neighbor_allgatherv,  INTRA, PNBC_LARGE_PML(16384)) \
-    X(NEIGHBOR_ALLTOALL,    neighbor_alltoall,    INTRA, PNBC_LARGE_PML(16384)) \
-    X(NEIGHBOR_ALLTOALLV,   neighbor_alltoallv,   INTRA, PNBC_LARGE_PML(16384)) \
-    X(NEIGHBOR_ALLTOALLW,   neighbor_alltoallw,   INTRA, PNBC_LARGE_PML(16384))
+    X(BARRIER,              barrier,              INTER, PNBC_LARGE_PML(16384), LOCKSTEP) \
+    X(BCAST,                bcast,                INTER, PNBC_LARGE_PML_EAGER_SHARED(65536, 32768), AHEAD) \
+    X(REDUCE,               reduce,               INTER, PNBC_LARGE_STREAMED_EAGER(65536), AHEAD) \
+    X(ALLREDUCE,            allreduce,            INTER, PNBC_LARGE_PML_CHAINED(65536), LOCKSTEP) \
+    X(GATHER,               gather,               INTER, PNBC_LARGE_SENDER_WRITES(32768), AHEAD) \
+    X(GATHERV,              gatherv,              INTER, PNBC_LARGE_SENDER_WRITES(32768), AHEAD) \
+    X(SCATTER,              scatter,              INTER, PNBC_LARGE_PML(16384), AHEAD) \
+    X(SCATTERV,             scatterv,             INTER, PNBC_LARGE_PML(16384), AHEAD) \
+    X(ALLGATHER,            allgather,            INTER, PNBC_LARGE_SINGLE_COPY(16384, 65536), LOCKSTEP) \
+    X(ALLGATHERV,           allgatherv,           INTER, PNBC_LARGE_SINGLE_COPY(16384, 65536), AHEAD) \
+    X(ALLTOALL,             alltoall,             INTER, PNBC_LARGE_SINGLE_COPY(16384, SIZE_MAX), LOCKSTEP) \
+    X(ALLTOALLV,            alltoallv,            INTER, PNBC_LARGE_SINGLE_COPY(16384, SIZE_MAX), AHEAD) \
+    X(ALLTOALLW,            alltoallw,            INTER, PNBC_LARGE_SINGLE_COPY(16384, SIZE_MAX), AHEAD) \
+    X(REDUCE_SCATTER,       reduce_scatter,       INTER, PNBC_LARGE_PML(16384), LOCKSTEP) \
+    X(REDUCE_SCATTER_BLOCK, reduce_scatter_block, INTER, PNBC_LARGE_PML(16384), LOCKSTEP) \
+    X(SCAN,                 scan,                 INTRA, PNBC_LARGE_PML(16384), AHEAD) \
+    X(EXSCAN,               exscan,               INTRA, PNBC_LARGE_PML(16384), AHEAD) \
+    X(NEIGHBOR_ALLGATHER,   neighbor_allgather,   INTRA, PNBC_LARGE_PML(16384), AHEAD) \
+    X(NEIGHBOR_ALLGATHERV,  neighbor_allgatherv,  INTRA, PNBC_LARGE_PML(16384), AHEAD) \
+    X(NEIGHBOR_ALLTOALL,    neighbor_alltoall,    INTRA, PNBC_LARGE_PML(16384), AHEAD) \
+    X(NEIGHBOR_ALLTOALLV,   neighbor_alltoallv,   INTRA, PNBC_LARGE_PML(16384), AHEAD) \
+    X(NEIGHBOR_ALLTOALLW,   neighbor_alltoallw,   INTRA, PNBC_LARGE_PML(16384), AHEAD)
 
 /* pnbc_large_msgs_t initialisers: up to box_max bytes through one box,
  * larger ones through the PML (shm_max 0) or shm (up to shm_max); the
@@ -150,7 +156,7 @@ OMPI_MODULE_DECLSPEC extern mca_coll_pnbc_component_t mca_coll_pnbc_component;
       .shared_box_max = (shared_box) }
 
 typedef enum {
-#define PNBC_COLL_ENUM(ID, name, groups, large) PNBC_##ID,
+#define PNBC_COLL_ENUM(ID, name, groups, large, pace) PNBC_##ID,
     PNBC_COLLECTIVES(PNBC_COLL_ENUM)
 #undef PNBC_COLL_ENUM
     PNBC_NCOLLS
@@ -292,7 +298,7 @@ typedef struct pnbc_coll_args_t {
 /* Slot entry points (coll_pnbc_entry.c): normalise the arguments, then
  * mca_coll_pnbc_coll_init.  Each is declared with the type of the slot it
  * fills, mca_coll_base_module_t.coll_<name>_init. */
-#define PNBC_COLL_SLOT(ID, name, groups, large) \
+#define PNBC_COLL_SLOT(ID, name, groups, large, pace) \
     __typeof__(*((mca_coll_base_module_t *) NULL)->coll_##name##_init) mca_coll_pnbc_##name##_init;
 PNBC_COLLECTIVES(PNBC_COLL_SLOT)
 #undef PNBC_COLL_SLOT
@@ -300,7 +306,7 @@ PNBC_COLLECTIVES(PNBC_COLL_SLOT)
 /* Nonblocking slot entry points (coll_pnbc_nbc.c), with the type of
  * mca_coll_base_module_t.coll_i<name>: each calls the persistent entry
  * point with info = PNBC_NONBLOCKING, so both share the normalisation. */
-#define PNBC_COLL_NBC_SLOT(ID, name, groups, large) \
+#define PNBC_COLL_NBC_SLOT(ID, name, groups, large, pace) \
     __typeof__(*((mca_coll_base_module_t *) NULL)->coll_i##name) mca_coll_pnbc_i##name;
 PNBC_COLLECTIVES(PNBC_COLL_NBC_SLOT)
 #undef PNBC_COLL_NBC_SLOT

@@ -57,7 +57,7 @@ void mca_coll_pnbc_select_register(void);
 #define PNBC_ALGORITHM_TABLES_INTER(name) \
     PNBC_ALGORITHM_TABLES_INTRA(name) \
     extern const pnbc_algorithm_t pnbc_inter_##name##_algorithms[];
-#define PNBC_ALGORITHM_TABLES(ID, name, groups, large) PNBC_ALGORITHM_TABLES_##groups(name)
+#define PNBC_ALGORITHM_TABLES(ID, name, groups, large, pace) PNBC_ALGORITHM_TABLES_##groups(name)
 PNBC_COLLECTIVES(PNBC_ALGORITHM_TABLES)
 #undef PNBC_ALGORITHM_TABLES
 

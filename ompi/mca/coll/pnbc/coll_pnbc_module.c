@@ -107,7 +107,7 @@ static int refuse_neighbor_allgather_init(const void *sbuf, int scount,
  * on intercommunicators). */
 static void fill_slots(mca_coll_base_module_t *m, bool inter)
 {
-#define PNBC_FILL_SLOT(ID, name, groups, large) \
+#define PNBC_FILL_SLOT(ID, name, groups, large, pace) \
     m->coll_##name##_init = mca_coll_pnbc_implemented(PNBC_##ID, inter) \
                                 ? mca_coll_pnbc_##name##_init : NULL; \
     m->coll_i##name = mca_coll_pnbc_implemented(PNBC_##ID, inter) \

@@ -33,16 +33,22 @@ typedef struct pnbc_coll_desc_t {
     const pnbc_algorithm_t *inter_algorithms;   /* intercommunicators */
     int forced;     /* MCA parameter: 0 = automatic, i = algorithms[i-1] */
     pnbc_large_msgs_t large;    /* see PNBC_COLLECTIVES */
+    bool lockstep;              /* pace LOCKSTEP */
 } pnbc_coll_desc_t;
 
 static const pnbc_algorithm_t none[] = { { NULL, NULL, NULL } };
 
 #define PNBC_INTER_TABLE_INTER(name) pnbc_inter_##name##_algorithms
 #define PNBC_INTER_TABLE_INTRA(name) none
-#define PNBC_COLL_DESC(ID, name, groups, large) \
-    [PNBC_##ID] = { #name, pnbc_##name##_algorithms, PNBC_INTER_TABLE_##groups(name), 0, large },
+#define PNBC_PACE_AHEAD false
+#define PNBC_PACE_LOCKSTEP true
+#define PNBC_COLL_DESC(ID, name, groups, large, pace) \
+    [PNBC_##ID] = { #name, pnbc_##name##_algorithms, PNBC_INTER_TABLE_##groups(name), 0, large, \
+                    PNBC_PACE_##pace },
 static pnbc_coll_desc_t coll_table[PNBC_NCOLLS] = { PNBC_COLLECTIVES(PNBC_COLL_DESC) };
 #undef PNBC_COLL_DESC
+#undef PNBC_PACE_AHEAD
+#undef PNBC_PACE_LOCKSTEP
 #undef PNBC_INTER_TABLE_INTER
 #undef PNBC_INTER_TABLE_INTRA
 
@@ -64,6 +70,7 @@ const char *mca_coll_pnbc_coll_name(pnbc_coll_t coll)
 pnbc_large_msgs_t mca_coll_pnbc_large_msgs(pnbc_coll_t coll)
 {
     pnbc_large_msgs_t large = coll_table[coll].large;
+    large.lockstep = coll_table[coll].lockstep;
     if (large.shared_copy) {
         if (pnbc_shm_shared_possible()) {
             large.box_max = large.shared_box_max;

@@ -201,6 +201,11 @@ typedef struct pnbc_large_msgs_t {
                            shared_box_max are offered, with no size limit,
                            else the fields above apply as they are */
     size_t shared_box_max;
+    bool lockstep;      /* on an intracommunicator no process completes a
+                           start before every other has started it: a
+                           sender is at most one start ahead of its
+                           receiver, so a one-box message's slot has two
+                           boxes, not SHM_DEEP (slot_shape()) */
 } pnbc_large_msgs_t;
 
 typedef struct pnbc_schedule_t {

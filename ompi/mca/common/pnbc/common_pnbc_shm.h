@@ -407,7 +407,11 @@ static inline shm_shape_t slot_shape(const shm_action_t *t, int pressure)
                                          SHM_RETAG_PIECES, offer }
                        : (shm_shape_t) { bytes, 1, offer };
         }
-        return (shm_shape_t) { bytes, (0 == pressure) ? SHM_DEEP : (1 == pressure) ? 2 : 1,
+        /* a lockstep collective's sender never runs further ahead: more
+         * boxes would only be memory, each page of which costs a first
+         * touch in both processes (docs/many/lockstep.md) */
+        const int deep = (t->ch.large.lockstep && !OMPI_COMM_IS_INTER(t->ch.comm)) ? 2 : SHM_DEEP;
+        return (shm_shape_t) { bytes, (0 == pressure) ? deep : (1 == pressure) ? 2 : 1,
                                false };
     }
     /* streamed (or offered: then the boxes serve a refusal): boxes of
