@@ -297,6 +297,10 @@ bool pnbc_shm_oversubscribed(void);
  * the same answer on both sides of a message. */
 size_t pnbc_shm_offer_floor(void);
 size_t pnbc_shm_recv_floor(uint32_t vpid);
+/* The offer floor the receiver of a's message published (0: none, or not
+ * a peer of our job on this node): both sides of the message read the
+ * same. */
+size_t pnbc_shm_pair_floor(const pnbc_channel_t *ch, const pnbc_action_t *a);
 void pnbc_shm_cost_finalize(void);
 /* Slots laid out declining single copy (coll_pnbc_verbose 2). */
 extern uint64_t pnbc_shm_declined_slots;
@@ -315,19 +319,6 @@ static inline bool pnbc_shm_shared_size(const pnbc_channel_t *ch, size_t bytes)
 {
     const int min = mca_common_pnbc_params.shm_shared_copy_min_bytes;
     return ch->large.shared_copy && bytes >= (size_t) min && pnbc_shm_shared_possible();
-}
-
-/* The offer floor the receiver of a's message published (0: none, or not
- * a peer of our job on this node): both sides of the message read the
- * same. */
-static inline size_t pnbc_shm_pair_floor(const pnbc_channel_t *ch, const pnbc_action_t *a)
-{
-    const ompi_proc_t *recv = (PNBC_ACT_SEND == a->kind) ? ompi_comm_peer_lookup(ch->comm, a->peer)
-                                                         : ompi_proc_local();
-    /* (peers of another job or node take the PML anyway) */
-    return (NULL != recv && OPAL_PROC_ON_LOCAL_NODE(recv->super.proc_flags) &&
-            recv->super.proc_name.jobid == OMPI_PROC_MY_NAME->jobid)
-               ? pnbc_shm_recv_floor(recv->super.proc_name.vpid) : 0;
 }
 
 /* The size of a large mailbox cell at a receiver that published offer

@@ -19,8 +19,9 @@
  *    ahead; a paired slot would stream them with the sender waiting.
  * The second is decided by both sides of a message, so both read the
  * receiver's published floor (pnbc_shm_recv_floor()), whatever their own
- * measurement or parameters say.  docs/design-measurements.md, "Machines where a single copy
- * is dear"; docs/nbc.md, "Where a single copy is dear".
+ * measurement or parameters say.  docs/design-measurements.md, "Machines
+ * where a single copy is dear"; docs/nbc.md, "Where a single copy is
+ * dear".
  */
 
 #include "common_pnbc_shm.h"
@@ -79,32 +80,8 @@ static uint64_t readv_cost_ns(void)
     return best;
 }
 
-/* Our own cost, measured at the first call (UINT64_MAX until then; 0 with
- * the rule off).  A race measures twice and stores either. */
-static uint64_t own_cost = UINT64_MAX;
-
-static uint64_t own_cost_ns(void)
-{
-    uint64_t cost = __atomic_load_n(&own_cost, __ATOMIC_RELAXED);
-    if (OPAL_LIKELY(UINT64_MAX != cost)) {
-        return cost;
-    }
-    cost = dear_rule_on() ? readv_cost_ns() : 0;
-    if (dear_rule_on() && mca_common_pnbc_params.verbose >= 1) {
-        const bool dear = cost >= (uint64_t) mca_common_pnbc_params.shm_single_copy_dear_ns;
-        opal_output(0, "coll:pnbc: shm: a process_vm_readv of 64 KiB takes %llu ns here: "
-                    "single copy from %zu bytes on", (unsigned long long) cost,
-                    dear ? (size_t) mca_common_pnbc_params.shm_single_copy_dear_min_bytes : 0);
-    }
-    __atomic_store_n(&own_cost, cost, __ATOMIC_RELAXED);
-    return cost;
-}
-
-static bool cost_is_dear(uint64_t cost)
-{
-    return cost >= (uint64_t) mca_common_pnbc_params.shm_single_copy_dear_ns;
-}
-
+/* Measured at the first call (a race measures twice and stores either):
+ * the floor is all that is kept of the cost. */
 size_t pnbc_shm_offer_floor(void)
 {
     static size_t floor = SIZE_MAX;     /* SIZE_MAX until known */
@@ -112,8 +89,18 @@ size_t pnbc_shm_offer_floor(void)
     if (OPAL_LIKELY(SIZE_MAX != f)) {
         return f;
     }
-    f = (dear_rule_on() && cost_is_dear(own_cost_ns()))
-            ? (size_t) mca_common_pnbc_params.shm_single_copy_dear_min_bytes : 0;
+    const pnbc_engine_params_t *p = &mca_common_pnbc_params;
+    f = 0;
+    if (dear_rule_on()) {
+        const uint64_t cost = readv_cost_ns();
+        if (cost >= (uint64_t) p->shm_single_copy_dear_ns) {
+            f = (size_t) p->shm_single_copy_dear_min_bytes;
+        }
+        if (p->verbose >= 1) {
+            opal_output(0, "coll:pnbc: shm: a process_vm_readv of 64 KiB takes %llu ns here: "
+                        "single copy from %zu bytes on", (unsigned long long) cost, f);
+        }
+    }
     __atomic_store_n(&floor, f, __ATOMIC_RELAXED);
     return f;
 }
@@ -172,6 +159,17 @@ size_t pnbc_shm_recv_floor(uint32_t vpid)
     }
     pnbc_unlock(&known_lock);
     return floor;
+}
+
+size_t pnbc_shm_pair_floor(const pnbc_channel_t *ch, const pnbc_action_t *a)
+{
+    if (PNBC_ACT_SEND != a->kind) {
+        return pnbc_shm_recv_floor(OMPI_PROC_MY_NAME->vpid);
+    }
+    /* (peers of another job or node take the PML anyway) */
+    return pnbc_shm_peer_local(ch->comm, a->peer)
+               ? pnbc_shm_recv_floor(ompi_comm_peer_lookup(ch->comm, a->peer)->super.proc_name.vpid)
+               : 0;
 }
 
 void pnbc_shm_cost_finalize(void)
