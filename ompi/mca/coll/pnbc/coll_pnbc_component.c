@@ -7,6 +7,7 @@
 
 #include "coll_pnbc.h"
 #include "coll_pnbc_algorithms.h"
+#include "common_pnbc_transport.h"
 
 #include "opal/mca/base/mca_base_var.h"
 #include "ompi/runtime/mpiruntime.h"
@@ -262,9 +263,12 @@ static int pnbc_register(void)
 static int pnbc_open(void)
 {
     /* In MPI_Init (not ompi_info), before the modex fence: the single
-     * copy's cost here reaches the node's other processes with it. */
+     * copy's cost here reaches the node's other processes with it, and
+     * they find the transports' shared state (the shm pool) once it is
+     * over. */
     if (OMPI_MPI_STATE_INIT_STARTED == ompi_mpi_state) {
         mca_common_pnbc_modex_send();
+        pnbc_transport_open();
     }
     return mca_common_pnbc_init();
 }

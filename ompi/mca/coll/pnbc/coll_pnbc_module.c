@@ -26,10 +26,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Transports set up what the communicator's first requests share (shm:
+ * the peers' pools, once per process). */
 static int pnbc_module_enable(mca_coll_base_module_t *module, struct ompi_communicator_t *comm)
 {
     (void) module;
-    (void) comm;
+    pnbc_transport_comm_enable(comm);
     return OMPI_SUCCESS;
 }
 

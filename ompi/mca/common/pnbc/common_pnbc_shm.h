@@ -522,6 +522,11 @@ void pnbc_shm_pool_release(shm_region_t *r);
 void pnbc_shm_pool_prefault(const shm_region_t *r);
 int pnbc_shm_pool_find(shm_region_t *r, const opal_process_name_t *name);
 int pnbc_shm_pool_pressure(uint32_t cid);
+/* The transport's open hook: this process's pool, at MPI_Init. */
+void pnbc_shm_pool_open(void);
+/* common_pnbc_shm_peer.c, the transport's comm_enable hook: map the pools
+ * of comm's other on-node processes (each once per process). */
+void pnbc_shm_comm_enable(ompi_communicator_t *comm);
 void pnbc_shm_pool_finalize(void);
 
 /* common_pnbc_shm_slot.c: the transport's post and test; a message the

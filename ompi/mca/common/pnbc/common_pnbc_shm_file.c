@@ -8,7 +8,7 @@
  * or mapped).  The process's directory itself: common_pnbc_shm_dir.c.
  */
 
-#include "common_pnbc_shm.h"
+#include "common_pnbc_shm_pool.h"
 
 #include "opal/util/output.h"
 
@@ -368,10 +368,39 @@ char *pnbc_shm_pool_path(const char *dir, const char *name, uint32_t k)
     return path;
 }
 
+/* Map fd's `size` bytes shared; `aligned`: at a 2 MiB boundary (a
+ * range twice as large reserved, the file mapped over its aligned part,
+ * the rest given back).  MAP_FAILED on failure. */
+static void *pool_mmap(int fd, size_t size, bool aligned)
+{
+    const size_t align = (size_t) 2 << 20;
+    if (!aligned) {
+        return mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    }
+    char *r = mmap(NULL, size + align, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+                   -1, 0);
+    if (MAP_FAILED == r) {
+        return MAP_FAILED;
+    }
+    char *a = (char *) (((uintptr_t) r + align - 1) & ~(uintptr_t) (align - 1));
+    void *base = mmap(a, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd, 0);
+    if (MAP_FAILED == base) {
+        munmap(r, size + align);
+        return MAP_FAILED;
+    }
+    if (a > r) {
+        munmap(r, (size_t) (a - r));
+    }
+    if (r + size + align > a + size) {
+        munmap(a + size, (size_t) (r + size + align - (a + size)));
+    }
+    return base;
+}
+
 /* Create `path` of `size` bytes, fully allocated (on tmpfs, running out
  * of space must show here, not as SIGBUS later), written under a
  * temporary name and renamed into place; map it. */
-void *pnbc_shm_pool_file_create(const char *path, size_t size)
+void *pnbc_shm_pool_file_create(const char *path, size_t size, bool aligned)
 {
     char *tmp = NULL;
     void *base = NULL;
@@ -386,7 +415,7 @@ void *pnbc_shm_pool_file_create(const char *path, size_t size)
         err = errno;
     } else if (0 != (err = posix_fallocate(fd, 0, (off_t) size))) {
         /* err says why */
-    } else if (MAP_FAILED == (base = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0))) {
+    } else if (MAP_FAILED == (base = pool_mmap(fd, size, aligned))) {
         err = errno;
         base = NULL;
     }
@@ -407,7 +436,7 @@ void *pnbc_shm_pool_file_create(const char *path, size_t size)
 }
 
 /* Map an existing file; its size in *size.  NULL: not there (yet). */
-void *pnbc_shm_pool_file_map(const char *path, size_t *size)
+void *pnbc_shm_pool_file_map(const char *path, size_t *size, bool aligned)
 {
     struct stat st;
     void *base = NULL;
@@ -421,7 +450,7 @@ void *pnbc_shm_pool_file_map(const char *path, size_t *size)
         if (0 == st.st_size) {
             base = MAP_FAILED;          /* the "no pool" marker: caller checks size */
         } else {
-            base = mmap(NULL, (size_t) st.st_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+            base = pool_mmap(fd, (size_t) st.st_size, aligned);
         }
     }
     close(fd);

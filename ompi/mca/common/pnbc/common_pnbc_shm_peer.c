@@ -9,6 +9,8 @@
 
 #include "common_pnbc_shm_pool.h"
 
+#include "ompi/proc/proc.h"
+
 #include <stdlib.h>
 #include <sys/mman.h>
 
@@ -48,7 +50,7 @@ static bool peer_pool_map(pool_t *p, const opal_process_name_t *name)
     char *dir = pnbc_shm_dir_path(name);
     char *path = (NULL == dir) ? NULL : pnbc_shm_pool_path(dir, "dir", 0);
     size_t size = 0;
-    void *base = (NULL == path) ? NULL : pnbc_shm_pool_file_map(path, &size);
+    void *base = (NULL == path) ? NULL : pnbc_shm_pool_file_map(path, &size, true);
     free(path);
     free(dir);
     if (NULL == base) {
@@ -59,18 +61,19 @@ static bool peer_pool_map(pool_t *p, const opal_process_name_t *name)
         return true;
     }
     pool_dir_header_t *h = base;
+    const uint64_t entries = h->capacity * sizeof(pool_dir_entry_t);
     if (size < sizeof(*h) || POOL_MAGIC != __atomic_load_n(&h->magic, __ATOMIC_ACQUIRE) ||
-        0 == h->capacity || 0 != (h->capacity & (h->capacity - 1)) ||
-        sizeof(*h) + h->capacity * sizeof(pool_dir_entry_t) > size) {
+        0 == h->capacity || 0 != (h->capacity & (h->capacity - 1)) || h->table < sizeof(*h) ||
+        h->table > size || entries > size - h->table) {
         munmap(base, size);
         return false;
     }
     p->hdr = h;
-    p->dir = (pool_dir_entry_t *) (h + 1);
+    p->dir = (pool_dir_entry_t *) ((char *) base + h->table);
     p->dir_bytes = size;
     p->mask = h->capacity - 1;
-    if (h->nbells > 0 && h->bells >= sizeof(*h) + h->capacity * sizeof(pool_dir_entry_t) &&
-        h->nbells <= (size - h->bells) / sizeof(pool_bells_t)) {
+    if (h->nbells > 0 && h->bells >= sizeof(*h) && h->bells <= h->table &&
+        h->nbells <= (h->table - h->bells) / sizeof(pool_bells_t)) {
         p->bells = (pool_bells_t *) ((char *) base + h->bells);
         p->nbells = h->nbells;
     }
@@ -100,13 +103,13 @@ static char *peer_seg(pool_t *p, const opal_process_name_t *name, uint64_t k)
         char *dir = pnbc_shm_dir_path(name);
         char *path = (NULL == dir) ? NULL : pnbc_shm_pool_path(dir, "", (uint32_t) k);
         size_t size = 0;
-        void *base = (NULL == path) ? NULL : pnbc_shm_pool_file_map(path, &size);
+        void *base = (NULL == path) ? NULL : pnbc_shm_pool_file_map(path, &size, false);
         free(path);
         free(dir);
         if (NULL == base || 0 == size) {
             return NULL;
         }
-        p->segs[k] = (pool_seg_t) { base, size, 0 };
+        p->segs[k] = (pool_seg_t) { base, size, 0, 0 };
     }
     return p->segs[k].base;
 }
@@ -154,6 +157,56 @@ int pnbc_shm_pool_find(shm_region_t *r, const opal_process_name_t *name)
 out:
     pnbc_unlock(&pnbc_shm_pool_lock);
     return rc;
+}
+
+/* Touch a page of a peer's pool for writing, its contents unchanged (an
+ * atomic add of 0: its owner or another sender may be writing there). */
+static void peer_touch(volatile uint64_t *x)
+{
+    (void) __atomic_fetch_add(x, 0, __ATOMIC_RELAXED);
+}
+
+/* A communicator gets the component.  Its other on-node processes
+ * created their pools in MPI_Init, before its modex fence
+ * (pnbc_shm_pool_open()): map them now, with their first segment, and
+ * touch the pages every first start would (the directory's header and
+ * bells, the segment's first page, the entries of this communicator's
+ * first requests): on a VM a page's first touch costs
+ * micro-, a new page-table page tens of microseconds
+ * (docs/many/lockstep.md).  A pool not there yet is mapped at the first
+ * start, as before.  Once per process: later communicators find every
+ * pool mapped. */
+void pnbc_shm_comm_enable(ompi_communicator_t *comm)
+{
+    if (!mca_common_pnbc_params.shm || OMPI_COMM_IS_INTER(comm) ||
+        0 == opal_process_info.num_local_peers) {
+        return;
+    }
+    const int n = ompi_comm_size(comm), me = ompi_comm_rank(comm);
+    const uint32_t my_vpid = ompi_proc_local()->super.proc_name.vpid;
+    pnbc_lock(&pnbc_shm_pool_lock);
+    for (int r = 0; r < n; ++r) {
+        if (r == me || !pnbc_shm_peer_local(comm, r)) {
+            continue;
+        }
+        const opal_process_name_t *name = &ompi_comm_peer_lookup(comm, r)->super.proc_name;
+        pool_t *p = peer_pool_get(name->vpid);
+        if (NULL == p || NULL != p->hdr || p->none || !peer_pool_map(p, name) || p->none) {
+            continue;       /* mapped before, or no pool (yet) */
+        }
+        if (NULL != p->bells && my_vpid < p->nbells) {
+            peer_touch(&p->bells[my_vpid].data);
+        }
+        char *seg = peer_seg(p, name, 0);
+        if (NULL != seg) {
+            peer_touch((volatile uint64_t *) seg);
+        }
+        /* the entries of comm's first requests and of its mailbox (a
+         * read: senders only read the directory) */
+        (void) __atomic_load_n(&p->dir[pool_key_hash(comm->c_contextid, PNBC_TAG_FIRST) & p->mask].seq,
+                               __ATOMIC_RELAXED);
+    }
+    pnbc_unlock(&pnbc_shm_pool_lock);
 }
 
 void pnbc_shm_peer_pools_finalize(void)

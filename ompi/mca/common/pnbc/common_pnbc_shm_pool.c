@@ -117,11 +117,12 @@ static pool_t *own_pool_get(void)
     while (cap < (uint64_t) mca_common_pnbc_params.shm_pool_entries && cap < (UINT64_C(1) << 30)) {
         cap <<= 1;
     }
-    const size_t bells = (sizeof(pool_dir_header_t) + cap * sizeof(pool_dir_entry_t) +
-                          SHM_LINE - 1) & ~(size_t) (SHM_LINE - 1);
-    const uint64_t nbells = (uint64_t) ompi_comm_size(&ompi_mpi_comm_world.comm);
-    p->dir_bytes = bells + nbells * sizeof(pool_bells_t);
-    void *base = pnbc_shm_pool_file_create(path, p->dir_bytes);
+    const size_t bells = sizeof(pool_dir_header_t);
+    const uint64_t nbells = (uint64_t) ompi_process_info.num_procs;
+    const size_t table = (bells + nbells * sizeof(pool_bells_t) + SHM_LINE - 1) &
+                         ~(size_t) (SHM_LINE - 1);
+    p->dir_bytes = table + cap * sizeof(pool_dir_entry_t);
+    void *base = pnbc_shm_pool_file_create(path, p->dir_bytes, true);
     if (NULL == base) {
         const int why = errno;
         /* Tell the senders: an empty directory.  If even that fails they
@@ -140,11 +141,12 @@ static pool_t *own_pool_get(void)
     }
     free(path);
     p->hdr = base;
-    p->dir = (pool_dir_entry_t *) (p->hdr + 1);
+    p->dir = (pool_dir_entry_t *) ((char *) base + table);
     p->mask = cap - 1;
     p->hdr->capacity = cap;
     p->hdr->bells = bells;
     p->hdr->nbells = nbells;
+    p->hdr->table = table;
     p->bells = (pool_bells_t *) ((char *) base + bells);
     p->nbells = nbells;
     __atomic_store_n(&p->hdr->magic, POOL_MAGIC, __ATOMIC_RELEASE);
@@ -166,6 +168,33 @@ static pool_comm_use_t *comm_use(pool_t *p, uint32_t cid, bool create)
         p->comms = u;
     }
     return u;
+}
+
+/* Segments double from 256 KiB up to the step: a process with a few
+ * requests does not clear megabytes at its first init. */
+static size_t next_seg_bytes(const pool_t *p)
+{
+    size_t step = (size_t) mca_common_pnbc_params.shm_pool_step_bytes;
+    if (p->nsegs < 16 && ((size_t) 256 << (10 + p->nsegs)) < step) {
+        step = (size_t) 256 << (10 + p->nsegs);
+    }
+    return step;
+}
+
+/* A new segment of `size` bytes (the process's limit is the caller's). */
+static bool pool_seg_add(pool_t *p, size_t size)
+{
+    if (p->nsegs >= POOL_MAX_SEGS) {
+        return false;
+    }
+    char *path = pnbc_shm_pool_path(pnbc_shm_own_dir_get(), "", p->nsegs);
+    void *base = (NULL == path) ? NULL : pnbc_shm_pool_file_create(path, size, false);
+    free(path);
+    if (NULL == base) {
+        return false;
+    }
+    p->segs[p->nsegs++] = (pool_seg_t) { base, size, 0, 0 };
+    return true;
 }
 
 /* A block of `size` bytes (zeroed) for communicator cid, or false. */
@@ -190,27 +219,17 @@ static bool pool_alloc(pool_t *p, uint32_t cid, size_t size, uint32_t *seg, uint
             last->used += r;
             goto found;
         }
-        /* segments double from 256 KiB up to the step: a process with a
-         * few requests does not clear megabytes at its first init */
-        size_t step = (size_t) mca_common_pnbc_params.shm_pool_step_bytes;
-        if (p->nsegs < 16 && ((size_t) 256 << (10 + p->nsegs)) < step) {
-            step = (size_t) 256 << (10 + p->nsegs);
-        }
+        size_t step = next_seg_bytes(p);
         step = (step < r) ? r : step;
         size_t mapped = 0;
         for (uint32_t k = 0; k < p->nsegs; ++k) {
             mapped += p->segs[k].size;
         }
-        if (p->nsegs < POOL_MAX_SEGS && mapped + step <= pool_process_limit()) {
-            char *path = pnbc_shm_pool_path(pnbc_shm_own_dir_get(), "", p->nsegs);
-            void *base = (NULL == path) ? NULL : pnbc_shm_pool_file_create(path, step);
-            free(path);
-            if (NULL != base) {
-                p->segs[p->nsegs] = (pool_seg_t) { base, step, r };
-                *seg = p->nsegs++;
-                *offset = 0;
-                goto found;
-            }
+        if (mapped + step <= pool_process_limit() && pool_seg_add(p, step)) {
+            p->segs[p->nsegs - 1].used = r;
+            *seg = p->nsegs - 1;
+            *offset = 0;
+            goto found;
         }
         for (unsigned k = c + 1; k < POOL_NCLASSES && NULL == f; ++k) {
             if (NULL != (f = p->free[k])) {
@@ -463,6 +482,24 @@ void pnbc_shm_pool_prefault(const shm_region_t *r)
 #else
     (void) r;
 #endif
+}
+
+/* MPI_Init (the coll component opens, before the modex fence): the pool
+ * and its first segment now, so that the node's other processes map them
+ * when a communicator gets the component (pnbc_shm_comm_enable()), not at
+ * their first start (docs/many/lockstep.md).  Not when no other process
+ * of the job shares this node. */
+void pnbc_shm_pool_open(void)
+{
+    if (!mca_common_pnbc_params.shm || 0 == opal_process_info.num_local_peers) {
+        return;
+    }
+    pnbc_lock(&pnbc_shm_pool_lock);
+    pool_t *p = own_pool_get();
+    if (NULL != p && 0 == p->nsegs && next_seg_bytes(p) <= pool_process_limit()) {
+        (void) pool_seg_add(p, next_seg_bytes(p));
+    }
+    pnbc_unlock(&pnbc_shm_pool_lock);
 }
 
 pool_t *pnbc_shm_own_pool(void)

@@ -16,7 +16,7 @@
 
 BEGIN_C_DECLS
 
-#define POOL_MAGIC      UINT64_C(0x316c6f6f70626e70)    /* "pnbpool1" */
+#define POOL_MAGIC      UINT64_C(0x326c6f6f70626e70)    /* "pnbpool2" */
 #define POOL_MAX_SEGS   1024
 #define POOL_NCLASSES   208
 
@@ -29,8 +29,14 @@ typedef struct pool_dir_header_t {
                                    marker file (the directory was full) */
     uint64_t bells;             /* offset of the bells (pool_bells_t) */
     uint64_t nbells;            /* one per process of the job, by vpid */
-    char pad[SHM_LINE - 5 * sizeof(uint64_t)];
+    uint64_t table;             /* offset of the entries (pool_dir_entry_t) */
+    char pad[SHM_LINE - 6 * sizeof(uint64_t)];
 } pool_dir_header_t;
+
+/* The directory file: the header, the bells right after it (a sender's
+ * first start touches both: one page, and one page-table page with the
+ * first entries, docs/many/lockstep.md), then the table.  Mapped at a
+ * 2 MiB boundary (the `aligned` argument of pnbc_shm_pool_file_map()). */
 
 /* The owner's bells for the job's process v (see pnbc_bell_t): each
  * counter has one writer, on a line of its own. */
@@ -98,10 +104,11 @@ extern pnbc_lock_t pnbc_shm_pool_lock;
 char *pnbc_shm_pool_path(const char *dir, const char *name, uint32_t k);
 /* Map an existing file, its size in *size; NULL: not there (yet).  An
  * empty file maps to MAP_FAILED with *size 0. */
-void *pnbc_shm_pool_file_map(const char *path, size_t *size);
+void *pnbc_shm_pool_file_map(const char *path, size_t *size, bool aligned);
 /* Create `path` of `size` bytes, fully allocated, and map it (NULL and
- * errno on failure; no file left behind then). */
-void *pnbc_shm_pool_file_create(const char *path, size_t size);
+ * errno on failure; no file left behind then); `aligned`: at a 2 MiB
+ * boundary, where one page-table page covers the file's first 2 MiB. */
+void *pnbc_shm_pool_file_create(const char *path, size_t size, bool aligned);
 /* Unmap and free a pool (finalize). */
 void pnbc_shm_pool_free(pool_t *p);
 /* Our pool (created at first use; NULL: none), a peer's if mapped. */

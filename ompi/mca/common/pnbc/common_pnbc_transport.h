@@ -97,6 +97,15 @@ typedef struct pnbc_transport_t {
      * lock held): work no action of this process is polling for.  NULL:
      * none. */
     void (*progress)(void);
+    /* MPI_Init, before the modex fence (the coll component opens): set
+     * up what the process's requests will share and the node's other
+     * processes will look for (shm: its pool).  NULL: nothing. */
+    void (*open)(void);
+    /* A communicator gets the component (after MPI_Init's fence, for
+     * MPI_COMM_WORLD): set up what its first requests would otherwise
+     * set up at their first start (shm: map the peers' pools).  NULL:
+     * nothing. */
+    void (*comm_enable)(ompi_communicator_t *comm);
     /* A communicator is freed: drop what the transport keeps for it
      * beyond any request (the mailbox).  NULL: nothing. */
     void (*comm_free)(uint32_t cid);
@@ -130,8 +139,10 @@ void pnbc_transport_pml_watch(ompi_request_t *req, pnbc_waker_t *waker);
 /* The bell of an in-flight action waiting on PML request req:
  * pnbc_bell_callback if it was watched, else NULL (poll it). */
 pnbc_bell_t *pnbc_transport_pml_bell(const ompi_request_t *req);
-/* The transports' progress, communicator-free and fini hooks (see above). */
+/* The transports' progress, open, communicator and fini hooks (see above). */
 void pnbc_transport_progress(void);
+void pnbc_transport_open(void);
+void pnbc_transport_comm_enable(ompi_communicator_t *comm);
 void pnbc_transport_comm_free(uint32_t cid);
 void pnbc_transport_fini(void);
 

@@ -148,6 +148,26 @@ void pnbc_transport_progress(void)
     }
 }
 
+void pnbc_transport_open(void)
+{
+    const size_t n = sizeof(transports) / sizeof(transports[0]);
+    for (size_t i = 0; i < n; ++i) {
+        if (NULL != transports[i]->open) {
+            transports[i]->open();
+        }
+    }
+}
+
+void pnbc_transport_comm_enable(ompi_communicator_t *comm)
+{
+    const size_t n = sizeof(transports) / sizeof(transports[0]);
+    for (size_t i = 0; i < n; ++i) {
+        if (NULL != transports[i]->comm_enable) {
+            transports[i]->comm_enable(comm);
+        }
+    }
+}
+
 void pnbc_transport_comm_free(uint32_t cid)
 {
     const size_t n = sizeof(transports) / sizeof(transports[0]);

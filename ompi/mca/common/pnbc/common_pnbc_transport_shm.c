@@ -351,5 +351,7 @@ const pnbc_transport_t pnbc_transport_shm = {
     .bell = pnbc_shm_bell,
     .retag = shm_retag,
     .unbind = shm_unbind,
+    .open = pnbc_shm_pool_open,
+    .comm_enable = pnbc_shm_comm_enable,
     .fini = pnbc_transport_shm_finalize,
 };
