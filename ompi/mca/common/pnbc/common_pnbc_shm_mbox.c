@@ -28,13 +28,7 @@ static mbox_comm_t *mbox_comms;
 
 static inline mbox_cell_t *cell_at(const mbox_ring_t *g, uint64_t w)
 {
-    return (mbox_cell_t *) (g->cells + (w & g->mask) * SHM_LINE);
-}
-
-/* Where cell w's message of len bytes lies. */
-static inline char *cell_data(const mbox_ring_t *g, mbox_cell_t *c, uint64_t w, uint64_t len)
-{
-    return (len <= MBOX_INLINE) ? c->data : g->payloads + (w & g->mask) * g->stride;
+    return (mbox_cell_t *) (g->cells + (w & g->mask) * g->cell_size);
 }
 
 static size_t round_line(size_t bytes)
@@ -44,7 +38,7 @@ static size_t round_line(size_t bytes)
 
 /* Tier 0: cells for the messages below coll_pnbc_nbc_shm_min_bytes;
  * tier 1: a few cells of coll_pnbc_nbc_mailbox_large_bytes. */
-static void ring_shape(int tier, uint32_t *ncells, size_t *payload, size_t *stride,
+static void ring_shape(int tier, uint32_t *ncells, size_t *payload, size_t *cell_size,
                        size_t *ring_size)
 {
     const pnbc_engine_params_t *p = &mca_common_pnbc_params;
@@ -58,18 +52,35 @@ static void ring_shape(int tier, uint32_t *ncells, size_t *payload, size_t *stri
     /* (our own floor as our senders read it) */
     *payload = (0 != tier) ? pnbc_mbox_large_payload(pnbc_shm_recv_floor(OMPI_PROC_MY_NAME->vpid))
                : (min > 1) ? (size_t) min - 1 : 0;
-    *stride = round_line(*payload);
-    *ring_size = SHM_LINE + n * (SHM_LINE + *stride);
+    *cell_size = round_line(sizeof(mbox_cell_t) + *payload);
+    *ring_size = SHM_LINE + n * *cell_size;
 }
 
-static void ring_attach(mbox_ring_t *g, char *ring, uint32_t ncells, size_t stride,
+/* Touch the first line of every cell of a ring, at its first use: a
+ * ring's first ncells calls would otherwise each take a page the process
+ * has not touched (a cell's payload spans pages; on a VM a first touch
+ * costs ~10 us, docs/many/first-start.md).  The sender writes cells, so
+ * it touches them writing, each unchanged (an atomic add of 0; the
+ * receiver may be reading `full`); the receiver reads. */
+static void ring_touch(const mbox_ring_t *g, bool write)
+{
+    for (uint64_t w = 0; w <= g->mask; ++w) {
+        mbox_cell_t *c = cell_at(g, w);
+        if (write) {
+            (void) __atomic_fetch_add(&c->full, 0, __ATOMIC_RELAXED);
+        } else {
+            (void) __atomic_load_n(&c->full, __ATOMIC_RELAXED);
+        }
+    }
+}
+
+static void ring_attach(mbox_ring_t *g, char *ring, uint32_t ncells, size_t cell_size,
                         size_t payload)
 {
     g->tail = (volatile uint64_t *) ring;
     g->cells = ring + SHM_LINE;
-    g->payloads = g->cells + (size_t) ncells * SHM_LINE;
     g->mask = ncells - 1;
-    g->stride = stride;
+    g->cell_size = cell_size;
     g->payload = payload;
     g->next = 0;
 }
@@ -97,12 +108,12 @@ static void own_build(mbox_comm_t *mc, ompi_communicator_t *comm)
 {
     const int me = ompi_comm_rank(comm);
     uint32_t nrings = 0, ncells;
-    size_t payload, stride, ring_size;
+    size_t payload, cell_size, ring_size;
 
     for (int p = 0; p < mc->size; ++p) {
         nrings += (p != me && pnbc_shm_peer_local(comm, p));
     }
-    ring_shape(mc->tier, &ncells, &payload, &stride, &ring_size);
+    ring_shape(mc->tier, &ncells, &payload, &cell_size, &ring_size);
     const size_t table_end = round_line(sizeof(mbox_header_t) + nrings * sizeof(mbox_entry_t));
     const size_t size = table_end + nrings * ring_size;
     const pnbc_channel_t ch = { .comm = comm, .tag = mbox_tag(mc->tier) };
@@ -147,20 +158,22 @@ static void own_build(mbox_comm_t *mc, ompi_communicator_t *comm)
         }
         table[k].sender = p;
         table[k].offset = table_end + k * ring_size;
-        ring_attach(&n->ring, (char *) r->base + table[k].offset, ncells, stride, payload);
+        ring_attach(&n->ring, (char *) r->base + table[k].offset, ncells, cell_size, payload);
         n->ring.done = done;
         if (r->reused) {
             *n->ring.tail = 0;
             for (uint64_t w = 0; w < ncells; ++w) {
                 cell_at(&n->ring, w)->full = 0;
             }
+        } else {
+            ring_touch(&n->ring, false);
         }
         mc->in[p] = n;
         k++;
     }
     h->nrings = nrings;
     h->ncells = ncells;
-    h->stride = stride;
+    h->cell_size = cell_size;
     h->payload = payload;
     h->magic = MBOX_MAGIC;
     if (!pnbc_shm_pool_publish(r, false)) {     /* orders the writes above */
@@ -317,15 +330,15 @@ static bool out_attach(mbox_out_t *o, int me)
     const mbox_entry_t *table = (const mbox_entry_t *) (h + 1);
 
     if (h->magic != MBOX_MAGIC || 0 == h->ncells || 0 != (h->ncells & (h->ncells - 1)) ||
-        h->ncells > MBOX_CELLS_MAX || h->stride < h->payload || h->stride > r->size ||
         sizeof(*h) + h->nrings * sizeof(*table) > r->size) {
         return false;
     }
-    const size_t ring_size = SHM_LINE + h->ncells * (SHM_LINE + h->stride);
+    const size_t ring_size = SHM_LINE + h->ncells * h->cell_size;
     for (uint32_t k = 0; k < h->nrings; ++k) {
         if (table[k].sender == me && table[k].offset + ring_size <= r->size) {
             ring_attach(&o->ring, (char *) r->base + table[k].offset, h->ncells,
-                        h->stride, h->payload);
+                        h->cell_size, h->payload);
+            ring_touch(&o->ring, true);
             o->hdr = h;
             return true;
         }
@@ -386,12 +399,11 @@ bool pnbc_mbox_write(mbox_out_t *o, uint64_t key, const char *flat, opal_convert
         return true;
     }
     mbox_cell_t *c = cell_at(g, w);
-    char *data = cell_data(g, c, w, bytes);
     c->key = key;
     c->len = bytes;
     if (NULL != flat) {
-        pnbc_copy(data, flat, bytes);
-    } else if (bytes > 0 && pnbc_convert_part(conv, data, bytes, 0, true) != bytes) {
+        pnbc_copy(c->data, flat, bytes);
+    } else if (bytes > 0 && pnbc_convert_part(conv, c->data, bytes, 0, true) != bytes) {
         *err = MPI_ERR_TRUNCATE;
     }
     __atomic_store_n(&c->full, w + 1, __ATOMIC_RELEASE);
@@ -427,7 +439,7 @@ static bool ring_full(const mbox_ring_t *g)
 static void ring_spill_oldest(mbox_in_t *n)
 {
     mbox_ring_t *g = &n->ring;
-    mbox_cell_t *c = cell_at(g, g->next);
+    const mbox_cell_t *c = cell_at(g, g->next);
     mbox_spill_t *s = malloc(sizeof(*s) + c->len);
     if (NULL == s) {
         return;                 /* try again at the next poll */
@@ -435,7 +447,7 @@ static void ring_spill_oldest(mbox_in_t *n)
     s->next = NULL;
     s->key = c->key;
     s->len = c->len;
-    memcpy(s->data, cell_data(g, c, g->next, c->len), c->len);
+    memcpy(s->data, c->data, c->len);
     mbox_spill_t **end = &n->spill;
     while (NULL != *end) {
         end = &(*end)->next;
@@ -459,12 +471,12 @@ bool pnbc_mbox_take(mbox_in_t *n, uint64_t key,
     }
     mbox_ring_t *g = &n->ring;
     for (uint64_t w = g->next; w <= g->next + g->mask; ++w) {
-        mbox_cell_t *c = cell_at(g, w);
+        const mbox_cell_t *c = cell_at(g, w);
         if (__atomic_load_n(&c->full, __ATOMIC_ACQUIRE) != w + 1) {
             return false;       /* written in order: nothing after it */
         }
         if (c->key == key && g->done[w & g->mask] != w + 1) {
-            deliver(arg, cell_data(g, c, w, c->len), c->len);
+            deliver(arg, c->data, c->len);
             ring_take(g, w);
             return true;
         }

@@ -16,7 +16,7 @@
 
 BEGIN_C_DECLS
 
-#define MBOX_MAGIC      UINT64_C(0x32786f626d626e70)   /* "pnbmbox2" */
+#define MBOX_MAGIC      UINT64_C(0x31786f626d626e70)   /* "pnbmbox1" */
 /* A tier's (pnbc_mbox_tier()) directory key: no request's tag. */
 static inline int mbox_tag(int tier)
 {
@@ -25,10 +25,7 @@ static inline int mbox_tag(int tier)
 #define MBOX_CELLS_MAX  1024
 
 /* The block: header | table[nrings] | rings; a ring: its `tail` line,
- * ncells cells of a line each, then ncells payloads of `stride` bytes.
- * A message of up to MBOX_INLINE bytes lies in its cell's line: a
- * ring's first calls touch one page, not one per cell (on a VM a page's
- * first touch costs microseconds, docs/many/first-start.md). */
+ * then ncells cells of cell_size bytes. */
 typedef struct mbox_header_t {
     uint64_t magic;
     uint32_t nrings;
@@ -37,7 +34,7 @@ typedef struct mbox_header_t {
      * never 0): a sender remembering the pool block this one reuses
      * reads 0 here and knows that its block is gone. */
     uint64_t not_a_gen;
-    uint64_t stride;            /* of the payloads */
+    uint64_t cell_size;
     uint64_t payload;
     volatile uint64_t wanted;   /* a sender waits for room in its ring */
 } mbox_header_t;
@@ -53,9 +50,8 @@ typedef struct mbox_cell_t {
     uint64_t key;               /* mbox_key() */
     uint64_t len;
     uint64_t pad;
-    char data[];                /* the message if len <= MBOX_INLINE */
+    char data[];
 } mbox_cell_t;
-#define MBOX_INLINE     (SHM_LINE - sizeof(mbox_cell_t))
 
 static inline uint64_t mbox_key(int tag, uint32_t pair_seq)
 {
@@ -65,10 +61,9 @@ static inline uint64_t mbox_key(int tag, uint32_t pair_seq)
 /* A ring as either side sees it. */
 typedef struct mbox_ring_t {
     volatile uint64_t *tail;    /* shared: the receiver's oldest untaken cell */
-    char *cells;                /* a line each */
-    char *payloads;             /* `stride` bytes each */
+    char *cells;
     uint64_t mask;              /* ncells - 1 */
-    size_t stride;
+    size_t cell_size;
     size_t payload;
     uint64_t next;              /* sender: the next cell to write;
                                    receiver: its oldest untaken one */

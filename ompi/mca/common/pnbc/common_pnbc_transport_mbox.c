@@ -22,10 +22,8 @@
  * receive of that tier):
  *
  *     header | table[nrings] {sender, offset}
- *            | ring: tail | cell 0 | cell 1 | ... | payload 0 | payload 1 | ...
- *                                                    per on-node sender
- *     cell:  [full | key | len | data (up to MBOX_INLINE bytes)] a line;
- *            a longer message lies in the cell's payload
+ *            | ring: tail | cell 0 | cell 1 | ...    per on-node sender
+ *     cell:  [full | key | len | data (payload bytes)]
  *
  * Protocol.  Both sides count the ring's cells: the sender writes cell
  * w (w = 0, 1, ...) into place w % ncells once the receiver's `tail` (its
