@@ -61,10 +61,9 @@ static bool peer_pool_map(pool_t *p, const opal_process_name_t *name)
         return true;
     }
     pool_dir_header_t *h = base;
-    const uint64_t entries = h->capacity * sizeof(pool_dir_entry_t);
     if (size < sizeof(*h) || POOL_MAGIC != __atomic_load_n(&h->magic, __ATOMIC_ACQUIRE) ||
         0 == h->capacity || 0 != (h->capacity & (h->capacity - 1)) || h->table < sizeof(*h) ||
-        h->table > size || entries > size - h->table) {
+        h->table > size || h->capacity > (size - h->table) / sizeof(pool_dir_entry_t)) {
         munmap(base, size);
         return false;
     }
@@ -171,11 +170,10 @@ static void peer_touch(volatile uint64_t *x)
  * (pnbc_shm_pool_open()): map them now, with their first segment, and
  * touch the pages every first start would (the directory's header and
  * bells, the segment's first page, the entries of this communicator's
- * first requests): on a VM a page's first touch costs
- * micro-, a new page-table page tens of microseconds
- * (docs/many/lockstep.md).  A pool not there yet is mapped at the first
- * start, as before.  Once per process: later communicators find every
- * pool mapped. */
+ * first requests): on a VM a page's first touch costs microseconds, one
+ * that needs a new page-table page tens (docs/many/first-start.md).  A
+ * pool not there yet is mapped at the first start, as before.  Once per
+ * process: later communicators find every pool mapped. */
 void pnbc_shm_comm_enable(ompi_communicator_t *comm)
 {
     if (!mca_common_pnbc_params.shm || OMPI_COMM_IS_INTER(comm) ||

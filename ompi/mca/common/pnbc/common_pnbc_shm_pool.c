@@ -487,7 +487,7 @@ void pnbc_shm_pool_prefault(const shm_region_t *r)
 /* MPI_Init (the coll component opens, before the modex fence): the pool
  * and its first segment now, so that the node's other processes map them
  * when a communicator gets the component (pnbc_shm_comm_enable()), not at
- * their first start (docs/many/lockstep.md).  Not when no other process
+ * their first start (docs/many/first-start.md).  Not when no other process
  * of the job shares this node. */
 void pnbc_shm_pool_open(void)
 {

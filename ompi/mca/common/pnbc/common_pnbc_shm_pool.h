@@ -33,10 +33,11 @@ typedef struct pool_dir_header_t {
     char pad[SHM_LINE - 6 * sizeof(uint64_t)];
 } pool_dir_header_t;
 
-/* The directory file: the header, the bells right after it (a sender's
- * first start touches both: one page, and one page-table page with the
- * first entries, docs/many/lockstep.md), then the table.  Mapped at a
- * 2 MiB boundary (the `aligned` argument of pnbc_shm_pool_file_map()). */
+/* The directory file: the header, the bells right after it (a sender
+ * touches both when it maps the pool: one page, and one page-table page
+ * with the first megabytes of entries, docs/many/first-start.md), then
+ * the table.  Mapped at a 2 MiB boundary (the `aligned` argument of
+ * pnbc_shm_pool_file_map()). */
 
 /* The owner's bells for the job's process v (see pnbc_bell_t): each
  * counter has one writer, on a line of its own. */
