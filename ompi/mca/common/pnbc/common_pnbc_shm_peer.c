@@ -16,6 +16,7 @@
 
 static pool_t **peer_pools;
 static uint32_t npeer_pools;
+static uint32_t nmapped;        /* of them mapped (or known to have none) */
 
 /* ------------------------------------------------------------------ */
 /* Sender: find a peer's block                                        */
@@ -58,6 +59,7 @@ static bool peer_pool_map(pool_t *p, const opal_process_name_t *name)
     }
     if (0 == size) {
         p->none = true;
+        nmapped++;
         return true;
     }
     pool_dir_header_t *h = base;
@@ -68,6 +70,7 @@ static bool peer_pool_map(pool_t *p, const opal_process_name_t *name)
         return false;
     }
     p->hdr = h;
+    nmapped++;
     p->dir = (pool_dir_entry_t *) ((char *) base + h->table);
     p->dir_bytes = size;
     p->mask = h->capacity - 1;
@@ -183,7 +186,9 @@ void pnbc_shm_comm_enable(ompi_communicator_t *comm)
     const int n = ompi_comm_size(comm), me = ompi_comm_rank(comm);
     const uint32_t my_vpid = ompi_proc_local()->super.proc_name.vpid;
     pnbc_lock(&pnbc_shm_pool_lock);
-    for (int r = 0; r < n; ++r) {
+    /* every on-node process's pool mapped: nothing to look for (a
+     * communicator's creation then costs no walk over its ranks) */
+    for (int r = 0; r < n && nmapped < opal_process_info.num_local_peers; ++r) {
         if (r == me || !pnbc_shm_peer_local(comm, r)) {
             continue;
         }
@@ -215,4 +220,5 @@ void pnbc_shm_peer_pools_finalize(void)
     free(peer_pools);
     peer_pools = NULL;
     npeer_pools = 0;
+    nmapped = 0;
 }
