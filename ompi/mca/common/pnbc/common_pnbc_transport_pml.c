@@ -138,54 +138,39 @@ void pnbc_transport_unbind(pnbc_action_t *a)
     a->transport = NULL;
 }
 
+/* Call each transport's hook `h` that is set, with the arguments given. */
+#define PNBC_TRANSPORTS_CALL(h, ...)                                                   \
+    do {                                                                               \
+        for (size_t i_ = 0; i_ < sizeof(transports) / sizeof(transports[0]); ++i_) { \
+            if (NULL != transports[i_]->h) {                                           \
+                transports[i_]->h(__VA_ARGS__);                                        \
+            }                                                                          \
+        }                                                                              \
+    } while (0)
+
 void pnbc_transport_progress(void)
 {
-    const size_t n = sizeof(transports) / sizeof(transports[0]);
-    for (size_t i = 0; i < n; ++i) {
-        if (NULL != transports[i]->progress) {
-            transports[i]->progress();
-        }
-    }
+    PNBC_TRANSPORTS_CALL(progress);
 }
 
 void pnbc_transport_open(void)
 {
-    const size_t n = sizeof(transports) / sizeof(transports[0]);
-    for (size_t i = 0; i < n; ++i) {
-        if (NULL != transports[i]->open) {
-            transports[i]->open();
-        }
-    }
+    PNBC_TRANSPORTS_CALL(open);
 }
 
 void pnbc_transport_comm_enable(ompi_communicator_t *comm)
 {
-    const size_t n = sizeof(transports) / sizeof(transports[0]);
-    for (size_t i = 0; i < n; ++i) {
-        if (NULL != transports[i]->comm_enable) {
-            transports[i]->comm_enable(comm);
-        }
-    }
+    PNBC_TRANSPORTS_CALL(comm_enable, comm);
 }
 
 void pnbc_transport_comm_free(uint32_t cid)
 {
-    const size_t n = sizeof(transports) / sizeof(transports[0]);
-    for (size_t i = 0; i < n; ++i) {
-        if (NULL != transports[i]->comm_free) {
-            transports[i]->comm_free(cid);
-        }
-    }
+    PNBC_TRANSPORTS_CALL(comm_free, cid);
 }
 
 void pnbc_transport_fini(void)
 {
-    const size_t n = sizeof(transports) / sizeof(transports[0]);
-    for (size_t i = 0; i < n; ++i) {
-        if (NULL != transports[i]->fini) {
-            transports[i]->fini();
-        }
-    }
+    PNBC_TRANSPORTS_CALL(fini);
 }
 
 int pnbc_transport_bound_all(const pnbc_schedule_t *s, const pnbc_transport_t *tp)
