@@ -391,9 +391,7 @@ static void *pool_mmap(int fd, size_t size, bool aligned)
     if (a > r) {
         munmap(r, (size_t) (a - r));
     }
-    if (r + size + align > a + size) {
-        munmap(a + size, (size_t) (r + size + align - (a + size)));
-    }
+    munmap(a + size, (size_t) (r + align - a));     /* a < r + align: never empty */
     return base;
 }
 
