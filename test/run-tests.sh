@@ -375,16 +375,13 @@ run_case conf_gather-neighbor_exchange-np6 "$MPIRUN" $(mpiargs 6) --mca coll_pnb
 run_case conf_alltoall-windowed_linear-np10 "$MPIRUN" $(mpiargs 10) $A2A_WIN "$(bin conf_alltoall)"
 
 # alloc_args: mpirun arguments preloading the allocation counter
-# (alloc_counter.c) and naming the library whose allocations it counts;
-# requests' memory from malloc, not from pnbc's chunks, so that the
-# counter sees every block (common_pnbc_mem.c).
+# (alloc_counter.c) and naming the library whose allocations it counts.
 ALLOC_SO="$TEST_BINDIR/alloc_counter.so-NOT-BUILT"
 for f in "$TEST_BINDIR/alloc_counter.so" "$TEST_BINDIR/.libs/libAllocCounter.so" "$TEST_BINDIR/.libs/alloc_counter.so"; do
     if [ -f "$f" ]; then ALLOC_SO=$f; break; fi
 done
 alloc_args() {
-    echo -x "LD_PRELOAD=$ALLOC_SO" -x "ALLOC_COUNTER_MATCH=$ALLOC_COUNTER_MATCH" \
-        --mca coll_pnbc_mem_chunk_bytes 0
+    echo -x "LD_PRELOAD=$ALLOC_SO" -x "ALLOC_COUNTER_MATCH=$ALLOC_COUNTER_MATCH"
 }
 
 # Cases of the other clients of the engine (partitioned, MPI-4 names, ...):

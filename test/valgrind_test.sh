@@ -41,9 +41,7 @@ supp_arg=()
 [ -f "$supp" ] && supp_arg=(--suppressions="$supp")
 
 # shellcheck disable=SC2086
-# requests' memory from malloc, so that memcheck sees each block
-# (common_pnbc_mem.c)
-"$MPIRUN" -np 2 $ARGS --mca coll "$COLL" --mca coll_pnbc_mem_chunk_bytes 0 \
+"$MPIRUN" -np 2 $ARGS --mca coll "$COLL" \
     valgrind --tool=memcheck --error-exitcode=0 --leak-check=no --num-callers=40 \
     "${supp_arg[@]}" --log-file="$logdir/vg.%p.log" \
     "$BIN/valgrind_small" >"$logdir/program.out" 2>&1

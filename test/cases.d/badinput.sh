@@ -39,9 +39,8 @@ prog=$1; shift
 # through LD_LIBRARY_PATH, which run-tests.sh sets)
 real=$(dirname "$prog")/.libs/$(basename "$prog"); [ -x "$real" ] && prog=$real
 # (without Open MPI'"'"'s suppression file: it hides leaks of objects pnbc asks
-# Open MPI for, such as attribute keys); the memory of requests from malloc, so
-# that memcheck sees each block (common_pnbc_mem.c)
-"$@" --mca coll_pnbc_mem_chunk_bytes 0 valgrind --tool=memcheck --error-exitcode=0 --leak-check=full --show-leak-kinds=definite \
+# Open MPI for, such as attribute keys)
+"$@" valgrind --tool=memcheck --error-exitcode=0 --leak-check=full --show-leak-kinds=definite \
     --num-callers=40 --log-file="$d/vg.%p.log" "$prog" 3 || { echo "FAIL badinput-valgrind: badinput"; exit 1; }
 bad=$(awk '\''/^==[0-9]+== *$/ { if (b ~ /Invalid (read|write|free)|Mismatched free|uninitialised|definitely lost/ && b ~ /pnbc/) { n++; printf "%s", b } b = ""; next }
            /^==[0-9]+== / { b = b $0 "\n" } END { if (b ~ /Invalid|uninitialised|definitely lost/ && b ~ /pnbc/) n++; print "BAD " n + 0 }'\'' "$d"/vg.*.log)

@@ -36,10 +36,6 @@
 #                       the largest 80 000 bytes and every new block's pages
 #                       mapped at init however large: results still right
 #                       (the default maps blocks up to 512 KiB)
-#   many-memfree-np2    3000 of them, then freed: every rank's request
-#                       memory (common_pnbc_mem.c) grew past its first
-#                       chunk and holds no block at finalize
-#                       (coll_pnbc_verbose 2 reports both)
 #   conformance-park1-np4, nbc-shm-park1-np3, alloc-park1-np2: the
 #                       conformance suite (every persistent collective),
 #                       the nonblocking suite with every message paired
@@ -61,15 +57,6 @@ many_fallback() {
         --mca coll_pnbc_verbose 1 "$(bin many_test)" many 300
 }
 
-# shellcheck disable=SC2046
-run_case many-memfree-np2 bash -c 'log=$(mktemp); "$@" > "$log" 2>&1; rc=$?
-    grep -v "_init algorithm=" "$log" | tail -n 20
-    lines=$(grep -c "request memory at finalize" "$log")
-    clean=$(grep -cE "request memory at finalize: 0 bytes of blocks alive, ([0-9]{7,}) bytes" "$log")
-    rm -f "$log"; [ $rc -eq 0 ] || exit $rc
-    echo "$clean of $lines rank(s): no block alive, more than the first chunk mapped"
-    [ "$lines" -eq 2 ] && [ "$clean" -eq 2 ] || { echo "FAIL: a block alive or no second chunk"; exit 1; }' \
-    many-memfree "$MPIRUN" $(mpiargs 2) --mca coll_pnbc_verbose 2 "$(bin many_test)" many 3000
 # shellcheck disable=SC2046
 run_case many-np2 "$MPIRUN" $(mpiargs 2) "$(bin many_test)" many 10000
 # shellcheck disable=SC2046

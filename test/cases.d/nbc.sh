@@ -180,7 +180,7 @@ d=$(mktemp -d "${TMPDIR:-/tmp}/pnbc-nbc-vg.XXXXXX")
 supp=/usr/share/openmpi/openmpi-valgrind.supp; sa=""; [ -f "$supp" ] && sa="--suppressions=$supp"
 prog=$1; shift
 for part in freed interleave; do
-    "$@" --mca coll_pnbc_mem_chunk_bytes 0 valgrind --tool=memcheck --error-exitcode=0 --leak-check=no --num-callers=40 $sa \
+    "$@" valgrind --tool=memcheck --error-exitcode=0 --leak-check=no --num-callers=40 $sa \
         --log-file="$d/vg.$part.%p.log" "$prog" "$part" || { echo "FAIL nbc-valgrind: nbc_misc $part"; exit 1; }
 done
 bad=$(awk '\''/^==[0-9]+== *$/ { if (b ~ /Invalid (read|write|free)|Mismatched free|uninitialised/ && b ~ /pnbc/) { n++; printf "%s", b } b = ""; next }

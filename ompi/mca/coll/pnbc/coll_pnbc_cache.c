@@ -321,7 +321,7 @@ static void evict(pnbc_nbc_cache_t *c, pnbc_nbc_request_t *e)
     c->nentries--;
     c->bytes -= e->bytes;
     e->cached = false;
-    pnbc_mem_obj_release(e);
+    OBJ_RELEASE(e);
 }
 
 /* ------------------------------------------------------------------ */

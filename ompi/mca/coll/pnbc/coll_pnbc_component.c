@@ -191,14 +191,6 @@ static const pnbc_param_t pnbc_params[] = {
       "advance (0: poll every active request at every pass; docs/many/progress.md)",
       MCA_BASE_VAR_TYPE_INT, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_ALL,
       &mca_common_pnbc_params.progress_park_min },
-    { "mem_chunk_bytes",
-      "Live requests' memory (their objects, schedules and transport state) grows by "
-      "chunks of this many bytes; a multiple of 2 MiB is aligned and marked "
-      "MADV_HUGEPAGE, so that where the kernel backs it with transparent huge pages "
-      "init takes one page fault per chunk (the first chunk is 256 KiB of ordinary "
-      "pages; 0: every block from malloc; docs/many/arena.md)",
-      MCA_BASE_VAR_TYPE_SIZE_T, OPAL_INFO_LVL_6, MCA_BASE_VAR_SCOPE_ALL,
-      &mca_common_pnbc_params.mem_chunk_bytes },
     { "shm_frag_bytes",
       "Shared memory transport: messages up to this size go through one box (copy "
       "in, copy out); larger ones, for the collectives that take them, are read "

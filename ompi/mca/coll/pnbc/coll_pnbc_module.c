@@ -422,7 +422,7 @@ int mca_coll_pnbc_coll_init(pnbc_coll_args_t *args, struct ompi_info_t *info,
     int rc = mca_coll_pnbc_build(req, args, alg);
     if (OMPI_SUCCESS != rc) {
         req->super.req_state = OMPI_REQUEST_INVALID;
-        pnbc_mem_obj_release(req);
+        OBJ_RELEASE(req);
         return rc;
     }
     if (mca_common_pnbc_params.verbose >= 1) {

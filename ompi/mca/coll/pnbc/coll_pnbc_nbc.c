@@ -46,7 +46,7 @@ static inline void nbc_idle(pnbc_nbc_request_t *e)
     if (e->cached) {
         pnbc_nbc_set_busy(e, false);
     } else {
-        pnbc_mem_obj_release(e);
+        OBJ_RELEASE(e);
     }
 }
 
@@ -95,7 +95,7 @@ static int nbc_build(mca_coll_pnbc_module_t *m, pnbc_coll_args_t *args,
                      pnbc_nbc_request_t **out)
 {
     const pnbc_algorithm_t *alg = mca_coll_pnbc_select(args, NULL);
-    pnbc_nbc_request_t *e = pnbc_mem_obj_new(OBJ_CLASS(pnbc_nbc_request_t));
+    pnbc_nbc_request_t *e = OBJ_NEW(pnbc_nbc_request_t);
     if (NULL == e) {
         return OMPI_ERR_OUT_OF_RESOURCE;
     }
@@ -107,7 +107,7 @@ static int nbc_build(mca_coll_pnbc_module_t *m, pnbc_coll_args_t *args,
         rc = mca_coll_pnbc_key_store(e, args, parts, hash);
     }
     if (OMPI_SUCCESS != rc) {
-        pnbc_mem_obj_release(e);
+        OBJ_RELEASE(e);
         return rc;
     }
     pnbc_nbc_set_busy(e, true);

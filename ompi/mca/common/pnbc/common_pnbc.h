@@ -31,8 +31,6 @@
 #include "ompi/op/op.h"
 #include "opal/threads/mutex.h"
 
-#include "common_pnbc_mem.h"
-
 #include <pthread.h>
 #include <string.h>
 
@@ -99,9 +97,6 @@ typedef struct pnbc_engine_params_t {
                                    those waiting on a bell are parked
                                    (coll_pnbc_progress_park_min; 0:
                                    never) */
-    size_t mem_chunk_bytes;     /* live requests' memory grows by chunks
-                                   this big (coll_pnbc_mem_chunk_bytes,
-                                   common_pnbc_mem.c; 0: malloc) */
 } pnbc_engine_params_t;
 
 OMPI_DECLSPEC extern pnbc_engine_params_t mca_common_pnbc_params;

@@ -44,7 +44,6 @@ pnbc_engine_params_t mca_common_pnbc_params = {
     .shm_single_copy_dear_min_bytes = 524288,
     .oversubscribed = -1,
     .progress_park_min = 16,
-    .mem_chunk_bytes = (size_t) 2 << 20,
 };
 
 pnbc_engine_t mca_common_pnbc_engine = {
@@ -108,7 +107,6 @@ void mca_common_pnbc_fini(void)
     pnbc_transport_fini();
     pnbc_bells_fini();
     pnbc_sched_scratch_fini();
-    pnbc_mem_fini();
     if (e->progress_registered) {
         opal_progress_unregister(engine_progress);
         e->progress_registered = false;

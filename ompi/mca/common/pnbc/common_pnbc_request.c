@@ -156,7 +156,7 @@ static int request_free_nbc(ompi_request_t **request)
     if (NULL != req->ops && NULL != req->ops->recycle) {
         req->ops->recycle(req);
     } else {
-        pnbc_mem_obj_release(req);
+        OBJ_RELEASE(req);
     }
     return OMPI_SUCCESS;
 }
@@ -179,7 +179,7 @@ static int request_free(ompi_request_t **request)
         req->ops->free(req);
     }
     OMPI_REQUEST_FINI(&req->super);
-    pnbc_mem_obj_release(req);
+    OBJ_RELEASE(req);
     *request = MPI_REQUEST_NULL;
     return OMPI_SUCCESS;
 }
@@ -272,7 +272,7 @@ bool pnbc_request_is_pnbc(const ompi_request_t *request)
 
 pnbc_request_t *pnbc_request_new(ompi_communicator_t *comm, int tag)
 {
-    pnbc_request_t *req = pnbc_mem_obj_new(OBJ_CLASS(pnbc_request_t));
+    pnbc_request_t *req = OBJ_NEW(pnbc_request_t);
     if (NULL != req) {
         pnbc_request_setup(req, PNBC_REQ_COLL, NULL, comm, tag);
     }

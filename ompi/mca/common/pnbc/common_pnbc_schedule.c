@@ -48,12 +48,12 @@ static void scratch_borrow(pnbc_schedule_t *s)
 static void scratch_return(pnbc_schedule_t *s)
 {
     if (s->actions_cap * sizeof(pnbc_action_t) > PNBC_SCRATCH_KEEP) {
-        pnbc_mem_free(s->actions);
+        free(s->actions);
         s->actions = NULL;
         s->actions_cap = 0;
     }
     if (s->rounds_cap * sizeof(pnbc_round_t) > PNBC_SCRATCH_KEEP) {
-        pnbc_mem_free(s->rounds);
+        free(s->rounds);
         s->rounds = NULL;
         s->rounds_cap = 0;
     }
@@ -70,8 +70,8 @@ static void scratch_return(pnbc_schedule_t *s)
 
 void pnbc_sched_scratch_fini(void)
 {
-    pnbc_mem_free(scratch.actions);
-    pnbc_mem_free(scratch.rounds);
+    free(scratch.actions);
+    free(scratch.rounds);
     memset(&scratch, 0, sizeof(scratch));
 }
 
@@ -81,11 +81,11 @@ static bool scratch_settle(pnbc_schedule_t *s)
 {
     pnbc_action_t *a = NULL;
     pnbc_round_t *r = NULL;
-    if (s->nactions > 0 && NULL == (a = pnbc_mem_alloc(s->nactions * sizeof(*a)))) {
+    if (s->nactions > 0 && NULL == (a = malloc(s->nactions * sizeof(*a)))) {
         return false;
     }
-    if (s->nrounds > 0 && NULL == (r = pnbc_mem_alloc(s->nrounds * sizeof(*r)))) {
-        pnbc_mem_free(a);
+    if (s->nrounds > 0 && NULL == (r = malloc(s->nrounds * sizeof(*r)))) {
+        free(a);
         return false;
     }
     if (s->nactions > 0) {
@@ -114,14 +114,14 @@ void pnbc_sched_settle(pnbc_schedule_t *s)
     /* grown by doubling: give the slack back (requests keep their
      * schedules for their whole life, applications thousands of them) */
     if (s->actions_cap > s->nactions && s->nactions > 0) {
-        pnbc_action_t *a = pnbc_mem_realloc(s->actions, s->nactions * sizeof(*a));
+        pnbc_action_t *a = realloc(s->actions, s->nactions * sizeof(*a));
         if (NULL != a) {
             s->actions = a;
             s->actions_cap = s->nactions;
         }
     }
     if (s->rounds_cap > s->nrounds && s->nrounds > 0) {
-        pnbc_round_t *r = pnbc_mem_realloc(s->rounds, s->nrounds * sizeof(*r));
+        pnbc_round_t *r = realloc(s->rounds, s->nrounds * sizeof(*r));
         if (NULL != r) {
             s->rounds = r;
             s->rounds_cap = s->nrounds;
@@ -153,8 +153,8 @@ void pnbc_sched_destruct(pnbc_schedule_t *s)
     if (s->scratch) {
         scratch_return(s);      /* a build that never committed */
     }
-    pnbc_mem_free(s->rounds);
-    pnbc_mem_free(s->actions);
+    free(s->rounds);
+    free(s->actions);
     free(s->tmp);
     memset(s, 0, sizeof(*s));
 }
@@ -174,7 +174,7 @@ static bool sched_reserve(pnbc_schedule_t *s, void **array, uint32_t *cap,
         while (ncap < need) {
             ncap *= 2;
         }
-        void *grown = pnbc_mem_realloc(*array, (size_t) ncap * elem_size);
+        void *grown = realloc(*array, (size_t) ncap * elem_size);
         if (NULL == grown) {
             s->error = OMPI_ERR_OUT_OF_RESOURCE;
             return false;

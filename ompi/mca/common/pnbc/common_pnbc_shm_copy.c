@@ -425,7 +425,7 @@ void pnbc_shm_recv_fold(shm_action_t *t, const char *data, uint64_t len)
 shm_fold_t *pnbc_shm_fold_take(pnbc_action_t *a, shm_fold_t *f)
 {
     pnbc_action_t *x = a->fold;
-    if (NULL == f && NULL == (f = pnbc_mem_calloc(sizeof(*f)))) {
+    if (NULL == f && NULL == (f = calloc(1, sizeof(*f)))) {
         return NULL;
     }
     f->op = x->op;

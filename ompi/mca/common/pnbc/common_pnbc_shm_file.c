@@ -27,7 +27,7 @@
 
 shm_region_t *pnbc_shm_region_new(const pnbc_channel_t *ch, bool owner)
 {
-    shm_region_t *r = pnbc_mem_alloc(sizeof(*r));
+    shm_region_t *r = malloc(sizeof(*r));   /* (calloc skips malloc's thread cache) */
     if (NULL == r) {
         return NULL;
     }
@@ -48,8 +48,8 @@ void pnbc_shm_region_release(shm_region_t *r)
         (void) unlink(r->marker);
         free(r->marker);
     }
-    pnbc_mem_free(r->acts);
-    pnbc_mem_free(r);
+    free(r->acts);
+    free(r);
 }
 
 char *pnbc_shm_marker_path(const char *dir, uint32_t cid, int32_t tag)
@@ -79,7 +79,7 @@ bool pnbc_shm_marker_exists(const shm_region_t *r)
  * schedule order: the order of the block's table). */
 static int region_take_recvs(pnbc_schedule_t *s, shm_region_t *r, uint32_t nslots)
 {
-    r->acts = pnbc_mem_alloc(nslots * sizeof(*r->acts));
+    r->acts = malloc(nslots * sizeof(*r->acts));
     if (NULL == r->acts) {
         return OMPI_ERR_OUT_OF_RESOURCE;
     }
@@ -181,7 +181,7 @@ static int recv_fall_back(pnbc_schedule_t *s, shm_region_t *r, const pnbc_channe
             /* a message that comes over pml is reduced by its REDUCE
              * action, not folded from a box (a block built and then not
              * published had set the fold up) */
-            pnbc_mem_free(t->fold);
+            free(t->fold);
             t->fold = NULL;
             if (NULL != a->fold) {
                 a->fold->folded = false;

@@ -111,7 +111,7 @@ static mbox_act_t *act_new(void)
         nspare--;
     }
     pnbc_unlock(&spare_lock);
-    return (NULL != t) ? t : pnbc_mem_alloc(sizeof(*t));
+    return (NULL != t) ? t : malloc(sizeof(*t));    /* (calloc skips malloc's thread cache) */
 }
 
 static void act_delete(mbox_act_t *t)
@@ -125,7 +125,7 @@ static void act_delete(mbox_act_t *t)
     }
     pnbc_unlock(&spare_lock);
     if (!keep) {
-        pnbc_mem_free(t);
+        free(t);
     }
 }
 
@@ -135,7 +135,7 @@ static void mbox_fini(void)
     while (NULL != spare) {
         mbox_act_t *t = spare;
         spare = t->next_spare;
-        pnbc_mem_free(t);
+        free(t);
     }
     nspare = 0;
     pnbc_unlock(&spare_lock);
@@ -358,7 +358,7 @@ static void mbox_unbind(pnbc_action_t *a)
         OBJ_RELEASE(t->conv);
     }
     pnbc_mbox_comm_release(t->mc);
-    pnbc_mem_free(t->fold);
+    free(t->fold);
     act_delete(t);
     a->tstate.ptr = NULL;
 }

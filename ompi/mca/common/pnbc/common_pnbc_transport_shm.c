@@ -205,13 +205,13 @@ static bool shm_bind(pnbc_action_t *a, const pnbc_channel_t *ch)
     /* From here on the action is ours whatever happens: the peer takes
      * the same decision without knowing about our memory.  A failure
      * leaves tstate.ptr NULL and makes the commit fail. */
-    shm_action_t *t = pnbc_mem_alloc(sizeof(*t));
+    shm_action_t *t = malloc(sizeof(*t));   /* (calloc skips malloc's thread cache) */
     if (NULL == t) {
         return true;
     }
     *t = (shm_action_t) { .bytes = bytes, .ch = *ch };
     if (!pnbc_shm_bind_data(a, bytes, &t->flat, &t->conv)) {
-        pnbc_mem_free(t);
+        free(t);
         return true;
     }
     /* The region is attached by shm_commit once every action is bound. */
@@ -229,8 +229,8 @@ static void shm_unbind(pnbc_action_t *a)
     if (NULL != t->conv) {
         OBJ_RELEASE(t->conv);
     }
-    pnbc_mem_free(t->fold);
-    pnbc_mem_free(t);
+    free(t->fold);
+    free(t);
     a->tstate.ptr = NULL;
 }
 
@@ -283,7 +283,7 @@ static int shm_commit_sends(pnbc_schedule_t *s, const pnbc_channel_t *ch)
             return OMPI_ERR_OUT_OF_RESOURCE;
         }
         shm_region_t *r = t->region;
-        pnbc_action_t **grown = pnbc_mem_realloc(r->acts, (r->nacts + 1) * sizeof(*grown));
+        pnbc_action_t **grown = realloc(r->acts, (r->nacts + 1) * sizeof(*grown));
         if (NULL == grown) {
             return OMPI_ERR_OUT_OF_RESOURCE;
         }

@@ -184,7 +184,7 @@ void pnbc_chan_destroy(pnbc_chan_request_t *req)
 
 int pnbc_chan_create(const pnbc_chan_spec_t *sp, pnbc_chan_request_t **out)
 {
-    pnbc_chan_request_t *req = pnbc_mem_obj_new(OBJ_CLASS(pnbc_chan_request_t));
+    pnbc_chan_request_t *req = OBJ_NEW(pnbc_chan_request_t);
     if (NULL == req) {
         return OMPI_ERR_OUT_OF_RESOURCE;
     }

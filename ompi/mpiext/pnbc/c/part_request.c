@@ -148,7 +148,7 @@ int pnbc_part_request_create(bool is_send, void *buf, int partitions, size_t cou
                              ompi_datatype_t *dtype, int peer, int tag,
                              ompi_communicator_t *comm, pnbc_part_request_t **out)
 {
-    pnbc_part_request_t *req = pnbc_mem_obj_new(OBJ_CLASS(pnbc_part_request_t));
+    pnbc_part_request_t *req = OBJ_NEW(pnbc_part_request_t);
     if (NULL == req) {
         return OMPI_ERR_OUT_OF_RESOURCE;
     }
