@@ -142,14 +142,14 @@ run_case nbc-mbox-off-np3 "$MPIRUN" $(mpiargs 3) --mca coll_pnbc_nbc_mailbox_cel
 # no room for the mailbox: the receivers did fall back
 # shellcheck disable=SC2046
 run_case nbc-mbox-fallback-np3 bash -c "$expect_output" expect nbc-mbox-fallback \
-    "nonblocking messages for small cells to this rank go through pml \(the shm pool is full\)" \
+    "nonblocking messages for small cells to this process go through pml \(the shm pool is full\)" \
     "$MPIRUN" $(mpiargs 3) --mca coll_pnbc_shm_pool_comm_bytes 65536 --mca coll_pnbc_verbose 1 \
     "$(bin nbc_test)" 20
 # the same for the large cells (ibcast's and ireduce's messages of 8-64 KiB): a
 # 256 KiB share holds the small cells' block, not the large one's
 # shellcheck disable=SC2046
 run_case nbc-mbox-large-fallback-np3 bash -c "$expect_output" expect nbc-mbox-large-fallback \
-    "nonblocking messages for large cells to this rank go through pml \(the shm pool is full\)" \
+    "nonblocking messages for large cells to this process go through pml \(the shm pool is full\)" \
     "$MPIRUN" $(mpiargs 3) --mca coll_pnbc_shm_pool_comm_bytes 262144 --mca coll_pnbc_verbose 1 \
     "$(bin nbc_test)" 20
 # rings of one large cell: a root's senders wait for every message taken

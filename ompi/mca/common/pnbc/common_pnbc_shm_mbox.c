@@ -21,10 +21,26 @@ _Static_assert(offsetof(mbox_header_t, not_a_gen) == offsetof(shm_header_t, gen)
                "a mailbox block must read 0 where a request's block keeps its incarnation");
 
 /* The communicators' states: bind (any thread) and comm_free change the
- * list; progress reads it under the engine lock.  Taken after the
- * engine's and before the pool's. */
+ * list.  Taken after the engine's and before the pool's. */
 static pnbc_lock_t mbox_lock = PNBC_LOCK_INITIALIZER;
 static mbox_comm_t *mbox_comms;
+
+/* A tier's rings of this process, shared by its communicators: one
+ * block in its pool with a ring per on-node process of the job (built at
+ * the first bind of a receive of the tier), and its view of each peer's
+ * block.  A communicator's first call then maps, builds and touches
+ * nothing: on a VM a first touch costs ~12 us a page, and a ring spans
+ * sixteen (docs/nbc.md, "One ring per pair of processes").  Rings are
+ * used under the engine lock (posts and tests run under it); the state
+ * under mbox_lock. */
+typedef struct mbox_job_t {
+    int own_state;              /* MBOX_UNKNOWN until built */
+    shm_region_t *own;
+    int nprocs;                 /* MPI_COMM_WORLD's size */
+    mbox_in_t **in;             /* by the sender's vpid */
+    mbox_out_t **out;           /* by the receiver's vpid */
+} mbox_job_t;
+static mbox_job_t mbox_jobs[2];
 
 static inline mbox_cell_t *cell_at(const mbox_ring_t *g, uint64_t w)
 {
@@ -89,49 +105,59 @@ static void ring_attach(mbox_ring_t *g, char *ring, uint32_t ncells, size_t cell
 /* The receiver's block                                               */
 /* ------------------------------------------------------------------ */
 
-static void own_fall_back(mbox_comm_t *mc, shm_region_t *r, const char *why)
+static void own_fall_back(mbox_job_t *j, int tier, shm_region_t *r, const char *why)
 {
-    mc->own_state = MBOX_PML;
+    j->own_state = MBOX_PML;
     if (NULL != r && OMPI_SUCCESS != pnbc_shm_region_announce_fallback(r)) {
         why = "neither the directory nor a marker file can be written";
     }
     if (mca_common_pnbc_params.verbose >= 1) {
-        opal_output(0, "coll:pnbc: shm mailbox: cid %u: nonblocking messages for %s cells "
-                    "to this rank go through pml (%s)", (unsigned) mc->cid,
-                    (0 == mc->tier) ? "small" : "large", why);
+        opal_output(0, "coll:pnbc: shm mailbox: nonblocking messages for %s cells "
+                    "to this process go through pml (%s)", (0 == tier) ? "small" : "large", why);
     }
 }
 
-/* Place our block for the communicator's on-node senders and publish it
- * (or the fallback); the in-states point into it. */
-static void own_build(mbox_comm_t *mc, ompi_communicator_t *comm)
+/* A tier's key in the directories: (MBOX_CID, mbox_tag(tier)). */
+static shm_region_t *job_region(int tier, bool owner)
 {
+    const pnbc_channel_t ch = { .comm = &ompi_mpi_comm_world.comm, .tag = mbox_tag(tier) };
+    shm_region_t *r = pnbc_shm_region_new(&ch, owner);
+    if (NULL != r) {
+        r->cid = MBOX_CID;
+    }
+    return r;
+}
+
+/* Place our block for the job's on-node senders (world rank = vpid) and
+ * publish it (or the fallback); the in-states point into it. */
+static void own_build(mbox_job_t *j, int tier)
+{
+    ompi_communicator_t *comm = &ompi_mpi_comm_world.comm;
     const int me = ompi_comm_rank(comm);
     uint32_t nrings = 0, ncells;
     size_t payload, cell_size, ring_size;
 
-    for (int p = 0; p < mc->size; ++p) {
+    for (int p = 0; p < j->nprocs; ++p) {
         nrings += (p != me && pnbc_shm_peer_local(comm, p));
     }
-    ring_shape(mc->tier, &ncells, &payload, &cell_size, &ring_size);
+    ring_shape(tier, &ncells, &payload, &cell_size, &ring_size);
     const size_t table_end = round_line(sizeof(mbox_header_t) + nrings * sizeof(mbox_entry_t));
     const size_t size = table_end + nrings * ring_size;
-    const pnbc_channel_t ch = { .comm = comm, .tag = mbox_tag(mc->tier) };
-    shm_region_t *r = pnbc_shm_region_new(&ch, true);
+    shm_region_t *r = job_region(tier, true);
 
-    mc->own = r;
+    j->own = r;
     if (NULL == r) {
-        own_fall_back(mc, NULL, "out of memory");
+        own_fall_back(j, tier, NULL, "out of memory");
         return;
     }
     switch (pnbc_shm_pool_reserve(r, size)) {
     case PNBC_SHM_POOL_BLOCK:
         break;
     case PNBC_SHM_POOL_FULL:
-        own_fall_back(mc, r, "the shm pool is full");
+        own_fall_back(j, tier, r, "the shm pool is full");
         return;
     default:                    /* no pool: senders see that */
-        own_fall_back(mc, NULL, "no shm pool");
+        own_fall_back(j, tier, NULL, "no shm pool");
         return;
     }
     /* a block from a new segment is zero and its pages untouched until a
@@ -142,7 +168,7 @@ static void own_build(mbox_comm_t *mc, ompi_communicator_t *comm)
     mbox_header_t *h = r->base;
     mbox_entry_t *table = (mbox_entry_t *) (h + 1);
     uint32_t k = 0;
-    for (int p = 0; p < mc->size; ++p) {
+    for (int p = 0; p < j->nprocs; ++p) {
         if (p == me || !pnbc_shm_peer_local(comm, p)) {
             continue;
         }
@@ -153,7 +179,7 @@ static void own_build(mbox_comm_t *mc, ompi_communicator_t *comm)
             free(done);
             pnbc_shm_pool_release(r);
             r->base = NULL;
-            own_fall_back(mc, r, "out of memory");
+            own_fall_back(j, tier, r, "out of memory");
             return;
         }
         table[k].sender = p;
@@ -168,7 +194,7 @@ static void own_build(mbox_comm_t *mc, ompi_communicator_t *comm)
         } else {
             ring_touch(&n->ring, false);
         }
-        mc->in[p] = n;
+        j->in[p] = n;
         k++;
     }
     h->nrings = nrings;
@@ -179,13 +205,13 @@ static void own_build(mbox_comm_t *mc, ompi_communicator_t *comm)
     if (!pnbc_shm_pool_publish(r, false)) {     /* orders the writes above */
         pnbc_shm_pool_release(r);
         r->base = NULL;
-        own_fall_back(mc, r, "the pool's directory is full");
+        own_fall_back(j, tier, r, "the pool's directory is full");
         return;
     }
-    mc->own_state = MBOX_READY;
+    j->own_state = MBOX_READY;
     if (mca_common_pnbc_params.verbose >= 2) {
-        opal_output(0, "coll:pnbc: shm mailbox: cid %u rank %d: %u rings of %u cells of "
-                    "%zu bytes", (unsigned) mc->cid, me, nrings, ncells, payload);
+        opal_output(0, "coll:pnbc: shm mailbox: tier %d rank %d: %u rings of %u cells of "
+                    "%zu bytes", tier, me, nrings, ncells, payload);
     }
 }
 
@@ -195,31 +221,30 @@ static void own_build(mbox_comm_t *mc, ompi_communicator_t *comm)
 
 static void comm_destroy(mbox_comm_t *mc)
 {
-    uint64_t spilled = 0;
-    for (int p = 0; p < mc->size; ++p) {
-        if (NULL != mc->in[p]) {
-            spilled += mc->in[p]->spilled;
-            for (mbox_spill_t *s = mc->in[p]->spill, *next; NULL != s; s = next) {
-                next = s->next;
-                free(s);
-            }
-            free(mc->in[p]->ring.done);
-            free(mc->in[p]);
-        }
-        if (NULL != mc->out[p]) {
-            pnbc_shm_region_release(mc->out[p]->region);
-            free(mc->out[p]);
-        }
-    }
-    if (mca_common_pnbc_params.verbose >= 2 && MBOX_READY == mc->own_state) {
-        opal_output(0, "coll:pnbc: shm mailbox: cid %u: %llu messages moved aside "
-                    "(a sender found its ring full)", (unsigned) mc->cid,
-                    (unsigned long long) spilled);
-    }
-    pnbc_shm_region_release(mc->own);
     free(mc->in);
     free(mc->out);
     free(mc);
+}
+
+/* The process's state of a tier: its arrays made at the first bind of
+ * all.  Caller holds mbox_lock. */
+static mbox_job_t *job_get(int tier)
+{
+    mbox_job_t *j = &mbox_jobs[tier];
+    if (NULL == j->in) {
+        const int n = ompi_comm_size(&ompi_mpi_comm_world.comm);
+        mbox_in_t **in = calloc((size_t) n, sizeof(*in));
+        mbox_out_t **out = calloc((size_t) n, sizeof(*out));
+        if (NULL == in || NULL == out) {
+            free(in);
+            free(out);
+            return NULL;
+        }
+        j->in = in;
+        j->out = out;
+        j->nprocs = n;
+    }
+    return j;
 }
 
 /* The state of ch's communicator for a tier, made at its first bind.
@@ -274,35 +299,54 @@ void pnbc_mbox_comm_free(uint32_t cid)
     for (mbox_comm_t *mc = mbox_comms, *next; NULL != mc; mc = next) {
         next = mc->next;
         if (mc->cid == cid && mc->live) {   /* each tier's */
-            /* out of the directory now: the cid may soon name another
-             * communicator (an action still bound -- a call never
-             * completed before MPI_Finalize -- keeps the rest) */
+            /* the cid may soon name another communicator (an action still
+             * bound -- a call never completed before MPI_Finalize -- keeps
+             * the rest) */
             mc->live = false;
-            pnbc_shm_region_release(mc->own);
-            mc->own = NULL;
             comm_put(mc);
         }
     }
     pnbc_unlock(&mbox_lock);
 }
 
+/* The ring state for peer p of ch's communicator (vpid v): the process's,
+ * made at the first need.  Caller holds mbox_lock; false: no memory. */
+static bool comm_link(mbox_comm_t *mc, mbox_job_t *j, const pnbc_channel_t *ch,
+                      const pnbc_action_t *a)
+{
+    const opal_process_name_t name = ompi_comm_peer_lookup(ch->comm, a->peer)->super.proc_name;
+    const uint32_t v = name.vpid;
+    if (v >= (uint32_t) j->nprocs) {
+        return false;
+    }
+    if (PNBC_ACT_SEND == a->kind) {
+        if (NULL == j->out[v]) {
+            mbox_out_t *o = calloc(1, sizeof(*o));
+            if (NULL == o || NULL == (o->region = job_region(mc->tier, false))) {
+                free(o);
+                return false;
+            }
+            o->region->peer = name;
+            j->out[v] = o;
+        }
+        mc->out[a->peer] = j->out[v];
+        return true;
+    }
+    if (MBOX_UNKNOWN == j->own_state) {
+        own_build(j, mc->tier);
+    }
+    mc->own_state = j->own_state;
+    mc->in[a->peer] = j->in[v];
+    return true;
+}
+
 mbox_comm_t *pnbc_mbox_comm_hold(const pnbc_channel_t *ch, const pnbc_action_t *a, int tier)
 {
     pnbc_lock(&mbox_lock);
     mbox_comm_t *mc = comm_get(ch, tier);
-    if (NULL != mc && PNBC_ACT_SEND == a->kind && NULL == mc->out[a->peer]) {
-        mbox_out_t *o = calloc(1, sizeof(*o));
-        const pnbc_channel_t key = { .comm = ch->comm, .tag = mbox_tag(tier) };
-        if (NULL != o && NULL != (o->region = pnbc_shm_region_new(&key, false))) {
-            o->region->peer = ompi_comm_peer_lookup(ch->comm, a->peer)->super.proc_name;
-            mc->out[a->peer] = o;
-        } else {
-            free(o);
-            mc = NULL;
-        }
-    }
-    if (NULL != mc && PNBC_ACT_RECV == a->kind && MBOX_UNKNOWN == mc->own_state) {
-        own_build(mc, ch->comm);
+    mbox_job_t *j = (NULL == mc) ? NULL : job_get(tier);
+    if (NULL != mc && (NULL == j || !comm_link(mc, j, ch, a))) {
+        mc = NULL;              /* (the communicator keeps its state) */
     }
     if (NULL != mc) {
         mc->refs++;
@@ -318,11 +362,51 @@ void pnbc_mbox_comm_release(mbox_comm_t *mc)
     pnbc_unlock(&mbox_lock);
 }
 
+/* Finalize (after the shm transport's: the pool and its files are gone,
+ * so our blocks go with them, not back into it). */
+void pnbc_mbox_fini(void)
+{
+    pnbc_lock(&mbox_lock);
+    for (int tier = 0; tier < 2; ++tier) {
+        mbox_job_t *j = &mbox_jobs[tier];
+        uint64_t spilled = 0;
+        for (int v = 0; v < j->nprocs; ++v) {
+            mbox_in_t *n = j->in[v];
+            if (NULL != n) {
+                spilled += n->spilled;
+                for (mbox_spill_t *sp = n->spill, *next; NULL != sp; sp = next) {
+                    next = sp->next;
+                    free(sp);
+                }
+                free(n->ring.done);
+                free(n);
+            }
+            if (NULL != j->out[v]) {
+                pnbc_shm_region_release(j->out[v]->region);
+                free(j->out[v]);
+            }
+        }
+        if (mca_common_pnbc_params.verbose >= 2 && MBOX_READY == j->own_state) {
+            opal_output(0, "coll:pnbc: shm mailbox: tier %d: %llu messages moved aside "
+                        "(a sender found its ring full)", tier, (unsigned long long) spilled);
+        }
+        if (NULL != j->own) {
+            j->own->owner = false;
+            pnbc_shm_region_release(j->own);
+        }
+        free(j->in);
+        free(j->out);
+        memset(j, 0, sizeof(*j));
+    }
+    pnbc_unlock(&mbox_lock);
+}
+
 /* ------------------------------------------------------------------ */
 /* Sender                                                             */
 /* ------------------------------------------------------------------ */
 
-/* Our ring in the receiver's block; false if the block disagrees. */
+/* Our ring in the receiver's block (me: our vpid); false if the block
+ * disagrees. */
 static bool out_attach(mbox_out_t *o, int me)
 {
     const shm_region_t *r = o->region;
@@ -353,7 +437,7 @@ int pnbc_mbox_out_state(mbox_out_t *o, const mbox_comm_t *mc, int me, int peer)
     }
     switch (pnbc_shm_pool_find(o->region, &o->region->peer)) {
     case PNBC_SHM_POOL_BLOCK:
-        o->state = out_attach(o, me) ? MBOX_READY : MBOX_BROKEN;
+        o->state = out_attach(o, (int) OMPI_PROC_MY_NAME->vpid) ? MBOX_READY : MBOX_BROKEN;
         if (MBOX_BROKEN == o->state) {
             opal_output(0, "coll:pnbc: shm mailbox: cid %u: rank %d's block has no ring for "
                         "rank %d: are the coll_pnbc_nbc_* parameters equal everywhere?",
@@ -374,8 +458,8 @@ int pnbc_mbox_out_state(mbox_out_t *o, const mbox_comm_t *mc, int me, int peer)
     return o->state;
 }
 
-bool pnbc_mbox_write(mbox_out_t *o, uint64_t key, const char *flat, opal_convertor_t *conv,
-                     size_t bytes, int *err)
+bool pnbc_mbox_write(mbox_out_t *o, uint64_t key, uint32_t cid, const char *flat,
+                     opal_convertor_t *conv, size_t bytes, int *err)
 {
     mbox_ring_t *g = &o->ring;
     const uint64_t w = g->next;
@@ -400,6 +484,7 @@ bool pnbc_mbox_write(mbox_out_t *o, uint64_t key, const char *flat, opal_convert
     }
     mbox_cell_t *c = cell_at(g, w);
     c->key = key;
+    c->cid = cid;
     c->len = bytes;
     if (NULL != flat) {
         pnbc_copy(c->data, flat, bytes);
@@ -446,6 +531,7 @@ static void ring_spill_oldest(mbox_in_t *n)
     }
     s->next = NULL;
     s->key = c->key;
+    s->cid = c->cid;
     s->len = c->len;
     memcpy(s->data, c->data, c->len);
     mbox_spill_t **end = &n->spill;
@@ -457,11 +543,11 @@ static void ring_spill_oldest(mbox_in_t *n)
     ring_take(g, g->next);
 }
 
-bool pnbc_mbox_take(mbox_in_t *n, uint64_t key,
+bool pnbc_mbox_take(mbox_in_t *n, uint64_t key, uint32_t cid,
                     void (*deliver)(void *arg, const char *data, uint64_t len), void *arg)
 {
     for (mbox_spill_t **p = &n->spill; NULL != *p; p = &(*p)->next) {
-        if ((*p)->key == key) {
+        if ((*p)->key == key && (*p)->cid == cid) {
             mbox_spill_t *s = *p;
             deliver(arg, s->data, s->len);
             *p = s->next;
@@ -475,7 +561,7 @@ bool pnbc_mbox_take(mbox_in_t *n, uint64_t key,
         if (__atomic_load_n(&c->full, __ATOMIC_ACQUIRE) != w + 1) {
             return false;       /* written in order: nothing after it */
         }
-        if (c->key == key && g->done[w & g->mask] != w + 1) {
+        if (c->key == key && c->cid == cid && g->done[w & g->mask] != w + 1) {
             deliver(arg, c->data, c->len);
             ring_take(g, w);
             return true;
@@ -494,8 +580,9 @@ void pnbc_mbox_progress(void)
         !pnbc_trylock(&mbox_lock)) {
         return;
     }
-    for (mbox_comm_t *mc = mbox_comms; NULL != mc; mc = mc->next) {
-        mbox_header_t *h = (MBOX_READY == mc->own_state && NULL != mc->own) ? mc->own->base : NULL;
+    for (int tier = 0; tier < 2; ++tier) {
+        const mbox_job_t *j = &mbox_jobs[tier];
+        mbox_header_t *h = (MBOX_READY == j->own_state && NULL != j->own) ? j->own->base : NULL;
         if (NULL == h || 0 == __atomic_load_n(&h->wanted, __ATOMIC_ACQUIRE)) {
             continue;
         }
@@ -503,8 +590,8 @@ void pnbc_mbox_progress(void)
          * the ring moves on) or busy with calls that need none of them:
          * a ring that has not moved since the last pass is stuck */
         __atomic_store_n(&h->wanted, 0, __ATOMIC_RELAXED);
-        for (int p = 0; p < mc->size; ++p) {
-            mbox_in_t *n = mc->in[p];
+        for (int v = 0; v < j->nprocs; ++v) {
+            mbox_in_t *n = j->in[v];
             if (NULL == n || !ring_full(&n->ring)) {
                 continue;
             }

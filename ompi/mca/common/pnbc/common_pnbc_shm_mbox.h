@@ -16,8 +16,10 @@
 
 BEGIN_C_DECLS
 
-#define MBOX_MAGIC      UINT64_C(0x31786f626d626e70)   /* "pnbmbox1" */
-/* A tier's (pnbc_mbox_tier()) directory key: no request's tag. */
+#define MBOX_MAGIC      UINT64_C(0x33786f626d626e70)   /* "pnbmbox3" */
+/* A tier's (pnbc_mbox_tier()) block in the directory: under no
+ * communicator's context id and no request's tag. */
+#define MBOX_CID        UINT32_C(0xfffffffe)
 static inline int mbox_tag(int tier)
 {
     return PNBC_TAG_FIRST + 1 + tier;
@@ -40,7 +42,7 @@ typedef struct mbox_header_t {
 } mbox_header_t;
 
 typedef struct mbox_entry_t {
-    int32_t sender;
+    int32_t sender;             /* its vpid */
     uint32_t pad;
     uint64_t offset;            /* of its ring, from the block's start */
 } mbox_entry_t;
@@ -49,7 +51,7 @@ typedef struct mbox_cell_t {
     volatile uint64_t full;     /* w + 1 once cell w is written */
     uint64_t key;               /* mbox_key() */
     uint64_t len;
-    uint64_t pad;
+    uint64_t cid;               /* of the call's communicator */
     char data[];
 } mbox_cell_t;
 
@@ -75,6 +77,7 @@ typedef struct mbox_ring_t {
 typedef struct mbox_spill_t {
     struct mbox_spill_t *next;
     uint64_t key;
+    uint64_t cid;
     uint64_t len;
     char data[];
 } mbox_spill_t;
@@ -96,6 +99,8 @@ typedef struct mbox_out_t {     /* sender: one per receiver */
     uint32_t stuck;             /* polls that found the ring full */
 } mbox_out_t;
 
+/* A communicator's view of a tier's rings, which are the process's (one
+ * per pair of processes, whatever the communicator): by rank. */
 typedef struct mbox_comm_t {
     uint32_t cid;
     int tier;                   /* pnbc_mbox_tier(): which cells */
@@ -103,26 +108,27 @@ typedef struct mbox_comm_t {
     int refs;                   /* the communicator + bound actions */
     bool live;                  /* the communicator is not freed */
     int own_state;              /* our block: MBOX_UNKNOWN until built */
-    shm_region_t *own;
-    mbox_in_t **in;             /* by sender rank */
-    mbox_out_t **out;           /* by receiver rank */
+    mbox_in_t **in;             /* by sender rank (the process's rings) */
+    mbox_out_t **out;           /* by receiver rank (likewise) */
     struct mbox_comm_t *next;
 } mbox_comm_t;
 
 /* common_pnbc_shm_mbox.c.  The per-communicator state of a tier: the
- * first bind makes it (receiver: and builds the block), each bound action
- * holds a reference; comm_free drops the communicator's. */
+ * first bind makes it (receiver: and the process's block, at the first
+ * bind of all), each bound action holds a reference; comm_free drops the
+ * communicator's; the rings live until finalize (pnbc_mbox_fini()). */
 mbox_comm_t *pnbc_mbox_comm_hold(const pnbc_channel_t *ch, const pnbc_action_t *a, int tier);
 void pnbc_mbox_comm_release(mbox_comm_t *mc);
 void pnbc_mbox_comm_free(uint32_t cid);
+void pnbc_mbox_fini(void);
 /* Sender: where do our messages to o go (looked up until known)? */
 int pnbc_mbox_out_state(mbox_out_t *o, const mbox_comm_t *mc, int me, int peer);
 /* Sender: write a message into o's next cell; false: no room yet. */
-bool pnbc_mbox_write(mbox_out_t *o, uint64_t key, const char *flat, opal_convertor_t *conv,
-                     size_t bytes, int *err);
+bool pnbc_mbox_write(mbox_out_t *o, uint64_t key, uint32_t cid, const char *flat,
+                     opal_convertor_t *conv, size_t bytes, int *err);
 /* Receiver: find the message `key` from n; calls deliver(arg, data,
  * len) and returns true once it is there. */
-bool pnbc_mbox_take(mbox_in_t *n, uint64_t key,
+bool pnbc_mbox_take(mbox_in_t *n, uint64_t key, uint32_t cid,
                     void (*deliver)(void *arg, const char *data, uint64_t len), void *arg);
 /* Engine progress: move messages aside from rings whose sender waits. */
 void pnbc_mbox_progress(void);

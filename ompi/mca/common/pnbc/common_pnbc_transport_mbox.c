@@ -131,6 +131,7 @@ static void act_delete(mbox_act_t *t)
 
 static void mbox_fini(void)
 {
+    pnbc_mbox_fini();
     pnbc_lock(&spare_lock);
     while (NULL != spare) {
         mbox_act_t *t = spare;
@@ -188,14 +189,15 @@ static inline __attribute__((always_inline)) void act_progress(pnbc_action_t *a,
     }
     if (PNBC_ACT_RECV == a->kind) {
         if (OPAL_LIKELY(NULL != t->in)) {
-            t->done = pnbc_mbox_take(t->in, t->key, recv_deliver, t);
+            t->done = pnbc_mbox_take(t->in, t->key, t->mc->cid, recv_deliver, t);
         } else {
             rc = fallback_post(a, t);
         }
     } else {
         switch (pnbc_mbox_out_state(t->out, t->mc, ompi_comm_rank(t->ch.comm), a->peer)) {
         case MBOX_READY:
-            t->done = pnbc_mbox_write(t->out, t->key, t->flat, t->conv, t->bytes, &t->err);
+            t->done = pnbc_mbox_write(t->out, t->key, t->mc->cid, t->flat, t->conv, t->bytes,
+                                      &t->err);
             if (t->done) {
                 t->sent_tag = t->ch.tag;
             }
