@@ -21,6 +21,12 @@
  *                count, in place, send buffer, root), each set repeated:
  *                a repeated call's instance is found by its arguments as
  *                passed (coll_pnbc_nbc.c), so none may stand for another
+ *   comms        8 duplicates of the communicator (alike, so their calls
+ *                carry the same tags), an MPI_Iallreduce and an MPI_Ibcast
+ *                on each outstanding together, each rank calling them in
+ *                its own order of communicators: the messages of all of
+ *                them share a ring per pair of processes (the mailbox),
+ *                told apart by their communicator
  *   inter        ibarrier, ibcast, iallreduce, ireduce, iallgather,
  *                ialltoall, igather, iscatter, iallgatherv, ialltoallv on an
  *                intercommunicator (2+ ranks)
@@ -98,6 +104,51 @@ static void part_outstanding(MPI_Comm comm)
     free(s);
     free(r);
     free(req);
+}
+
+static void part_comms(MPI_Comm comm)
+{
+    enum { NC = 8, N = 3 };
+    MPI_Comm c[NC];
+    long s[NC][N], r[NC][N], b[NC][N];
+    MPI_Request rq[2 * NC];
+
+    for (int k = 0; k < NC; ++k) {
+        check_rc(MPI_Comm_dup(comm, &c[k]), "MPI_Comm_dup");
+    }
+    for (int it = 0; it < 30; ++it) {
+        for (int j = 0; j < NC; ++j) {
+            const int k = (j + nbc_wrank * 3 + it) % NC, root = (it + k) % wsize;
+            for (int i = 0; i < N; ++i) {
+                s[k][i] = nbc_val(nbc_wrank, i + 40 * k, it);
+                r[k][i] = NBC_POISON;
+                b[k][i] = (root == nbc_wrank) ? nbc_val(root, i + 40 * k + 20, it) : NBC_POISON;
+            }
+            check_rc(MPI_Iallreduce(s[k], r[k], N, MPI_LONG, MPI_SUM, c[k], &rq[2 * j]),
+                     "MPI_Iallreduce comms");
+            check_rc(MPI_Ibcast(b[k], N, MPI_LONG, root, c[k], &rq[2 * j + 1]), "MPI_Ibcast comms");
+        }
+        for (int j = 2 * NC - 1; j >= 0; --j) {
+            check_rc(MPI_Wait(&rq[j], MPI_STATUS_IGNORE), "MPI_Wait comms");
+        }
+        for (int k = 0; k < NC; ++k) {
+            const int root = (it + k) % wsize;
+            for (int i = 0; i < N; ++i) {
+                long e = 0;
+                for (int q = 0; q < wsize; ++q) {
+                    e += nbc_val(q, i + 40 * k, it);
+                }
+                if (r[k][i] != e || b[k][i] != nbc_val(root, i + 40 * k + 20, it)) {
+                    nbc_fail("comms it %d communicator %d element %d: allreduce %ld/%ld bcast %ld/%ld",
+                             it, k, i, r[k][i], e, b[k][i], nbc_val(root, i + 40 * k + 20, it));
+                    break;
+                }
+            }
+        }
+    }
+    for (int k = 0; k < NC; ++k) {
+        MPI_Comm_free(&c[k]);
+    }
 }
 
 static void part_interleave(MPI_Comm comm)
@@ -374,6 +425,7 @@ int main(int argc, char **argv)
 
     if (NULL == only || !strcmp(only, "outstanding")) part_outstanding(comm);
     if (NULL == only || !strcmp(only, "interleave")) part_interleave(comm);
+    if (NULL == only || !strcmp(only, "comms")) part_comms(comm);
     if (NULL == only || !strcmp(only, "freed")) part_freed(comm);
     if (NULL == only || !strcmp(only, "memo")) part_memo(comm);
     if ((NULL == only || !strcmp(only, "inter")) && wsize >= 2) part_inter();

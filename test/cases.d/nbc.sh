@@ -17,7 +17,9 @@
 #                          datatypes/ops freed while outstanding and cached,
 #                          calls differing from the one before in one
 #                          argument (the memo must not confuse them),
-#                          intercommunicators
+#                          calls on 8 duplicated communicators outstanding
+#                          together (their messages share the mailbox's
+#                          ring per pair of processes), intercommunicators
 #   nbc-cache1-np3, nbc-cache0-np3, nbc-misc-cache1-np2, nbc-misc-bigcache-np2,
 #   nbc-misc-probation-np2
 #                          the same with coll_pnbc_cache_entries 1 (eviction
@@ -117,7 +119,7 @@ run_case nbc-mbox2-np3 "$MPIRUN" $(mpiargs 3) --mca coll_pnbc_nbc_mailbox_cells 
 run_case nbc-misc-mbox2-np3 bash -c "$expect_output" expect nbc-misc-mbox2 \
     "[1-9][0-9]* messages moved aside" "$MPIRUN" $(mpiargs 3) \
     --mca coll_pnbc_nbc_mailbox_cells 2 --mca coll_pnbc_verbose 2 "$(bin nbc_misc)"
-# a cache far larger than its first hash chains (256), no probation bound: every instance
+# a cache far larger than its first hash chains (8), no probation bound: every instance
 # kept (misses = instances, at least the 1000 distinct calls' and at most
 # one per call: the chains doubled, every instance rehashed), and the
 # second round of 1000 distinct outstanding calls found every one of them

@@ -39,8 +39,11 @@
 #include <string.h>
 
 /* Hash chains: as many as instances held (at least this many), so a
- * lookup costs the same with coll_pnbc_cache_entries at 128 or 10^5. */
-#define PNBC_CACHE_MIN_BUCKETS 256u     /* power of two */
+ * lookup costs the same with coll_pnbc_cache_entries at 128 or 10^5.
+ * Few at first: a communicator's first call makes them, and most
+ * communicators hold a few instances (a 2 KiB table was a new heap page
+ * at many a communicator's first call, ~12 us on the EPYC VM). */
+#define PNBC_CACHE_MIN_BUCKETS 8u       /* power of two */
 
 /* ------------------------------------------------------------------ */
 /* Key                                                                */
