@@ -3,9 +3,10 @@
  * SPDX-License-Identifier: BSD-3-Clause
  *
  * The mailbox (see common_pnbc_transport_mbox.c for the protocol): the
- * receiver's block and its rings, the per-communicator state, writing a
- * message (sender), finding one by its key and moving the oldest aside
- * when a sender is stuck (receiver).
+ * receiver's block and its rings, writing a message (sender), finding
+ * one by its key and moving the oldest aside when a sender is stuck
+ * (receiver).  Which rings a communicator uses, and how long they live:
+ * common_pnbc_shm_mbox_state.c.
  */
 
 #include "common_pnbc_shm_mbox.h"
@@ -19,28 +20,6 @@
 
 _Static_assert(offsetof(mbox_header_t, not_a_gen) == offsetof(shm_header_t, gen),
                "a mailbox block must read 0 where a request's block keeps its incarnation");
-
-/* The communicators' states: bind (any thread) and comm_free change the
- * list.  Taken after the engine's and before the pool's. */
-static pnbc_lock_t mbox_lock = PNBC_LOCK_INITIALIZER;
-static mbox_comm_t *mbox_comms;
-
-/* A tier's rings of this process, shared by its communicators: one
- * block in its pool with a ring per on-node process of the job (built at
- * the first bind of a receive of the tier), and its view of each peer's
- * block.  A communicator's first call then maps, builds and touches
- * nothing: on a VM a first touch costs ~12 us a page, and a ring spans
- * sixteen (docs/nbc.md, "One ring per pair of processes").  Rings are
- * used under the engine lock (posts and tests run under it); the state
- * under mbox_lock. */
-typedef struct mbox_job_t {
-    int own_state;              /* MBOX_UNKNOWN until built */
-    shm_region_t *own;
-    int nprocs;                 /* MPI_COMM_WORLD's size */
-    mbox_in_t **in;             /* by the sender's vpid */
-    mbox_out_t **out;           /* by the receiver's vpid */
-} mbox_job_t;
-static mbox_job_t mbox_jobs[2];
 
 static inline mbox_cell_t *cell_at(const mbox_ring_t *g, uint64_t w)
 {
@@ -118,7 +97,7 @@ static void own_fall_back(mbox_job_t *j, int tier, shm_region_t *r, const char *
 }
 
 /* A tier's key in the directories: (MBOX_CID, mbox_tag(tier)). */
-static shm_region_t *job_region(int tier, bool owner)
+shm_region_t *pnbc_mbox_job_region(int tier, bool owner)
 {
     const pnbc_channel_t ch = { .comm = &ompi_mpi_comm_world.comm, .tag = mbox_tag(tier) };
     shm_region_t *r = pnbc_shm_region_new(&ch, owner);
@@ -130,7 +109,7 @@ static shm_region_t *job_region(int tier, bool owner)
 
 /* Place our block for the job's on-node senders (world rank = vpid) and
  * publish it (or the fallback); the in-states point into it. */
-static void own_build(mbox_job_t *j, int tier)
+void pnbc_mbox_own_build(mbox_job_t *j, int tier)
 {
     ompi_communicator_t *comm = &ompi_mpi_comm_world.comm;
     const int me = ompi_comm_rank(comm);
@@ -143,7 +122,7 @@ static void own_build(mbox_job_t *j, int tier)
     ring_shape(tier, &ncells, &payload, &cell_size, &ring_size);
     const size_t table_end = round_line(sizeof(mbox_header_t) + nrings * sizeof(mbox_entry_t));
     const size_t size = table_end + nrings * ring_size;
-    shm_region_t *r = job_region(tier, true);
+    shm_region_t *r = pnbc_mbox_job_region(tier, true);
 
     j->own = r;
     if (NULL == r) {
@@ -213,192 +192,6 @@ static void own_build(mbox_job_t *j, int tier)
         opal_output(0, "coll:pnbc: shm mailbox: tier %d rank %d: %u rings of %u cells of "
                     "%zu bytes", tier, me, nrings, ncells, payload);
     }
-}
-
-/* ------------------------------------------------------------------ */
-/* Per-communicator state                                             */
-/* ------------------------------------------------------------------ */
-
-static void comm_destroy(mbox_comm_t *mc)
-{
-    free(mc->in);
-    free(mc->out);
-    free(mc);
-}
-
-/* The process's state of a tier: its arrays made at the first bind of
- * all.  Caller holds mbox_lock. */
-static mbox_job_t *job_get(int tier)
-{
-    mbox_job_t *j = &mbox_jobs[tier];
-    if (NULL == j->in) {
-        const int n = ompi_comm_size(&ompi_mpi_comm_world.comm);
-        mbox_in_t **in = calloc((size_t) n, sizeof(*in));
-        mbox_out_t **out = calloc((size_t) n, sizeof(*out));
-        if (NULL == in || NULL == out) {
-            free(in);
-            free(out);
-            return NULL;
-        }
-        j->in = in;
-        j->out = out;
-        j->nprocs = n;
-    }
-    return j;
-}
-
-/* The state of ch's communicator for a tier, made at its first bind.
- * Caller holds mbox_lock. */
-static mbox_comm_t *comm_get(const pnbc_channel_t *ch, int tier)
-{
-    const uint32_t cid = ch->comm->c_contextid;
-    for (mbox_comm_t *mc = mbox_comms; NULL != mc; mc = mc->next) {
-        if (mc->cid == cid && mc->tier == tier && mc->live) {
-            return mc;
-        }
-    }
-    mbox_comm_t *mc = calloc(1, sizeof(*mc));
-    if (NULL == mc) {
-        return NULL;
-    }
-    mc->cid = cid;
-    mc->tier = tier;
-    mc->size = ompi_comm_size(ch->comm);
-    mc->in = calloc(mc->size, sizeof(*mc->in));
-    mc->out = calloc(mc->size, sizeof(*mc->out));
-    if (NULL == mc->in || NULL == mc->out) {
-        free(mc->in);
-        free(mc->out);
-        free(mc);
-        return NULL;
-    }
-    mc->refs = 1;
-    mc->live = true;
-    mc->next = mbox_comms;
-    mbox_comms = mc;
-    return mc;
-}
-
-static void comm_put(mbox_comm_t *mc)
-{
-    if (0 != --mc->refs) {
-        return;
-    }
-    for (mbox_comm_t **p = &mbox_comms; NULL != *p; p = &(*p)->next) {
-        if (*p == mc) {
-            *p = mc->next;
-            break;
-        }
-    }
-    comm_destroy(mc);
-}
-
-void pnbc_mbox_comm_free(uint32_t cid)
-{
-    pnbc_lock(&mbox_lock);
-    for (mbox_comm_t *mc = mbox_comms, *next; NULL != mc; mc = next) {
-        next = mc->next;
-        if (mc->cid == cid && mc->live) {   /* each tier's */
-            /* the cid may soon name another communicator (an action still
-             * bound -- a call never completed before MPI_Finalize -- keeps
-             * the rest) */
-            mc->live = false;
-            comm_put(mc);
-        }
-    }
-    pnbc_unlock(&mbox_lock);
-}
-
-/* The ring state for peer p of ch's communicator (vpid v): the process's,
- * made at the first need.  Caller holds mbox_lock; false: no memory. */
-static bool comm_link(mbox_comm_t *mc, mbox_job_t *j, const pnbc_channel_t *ch,
-                      const pnbc_action_t *a)
-{
-    const opal_process_name_t name = ompi_comm_peer_lookup(ch->comm, a->peer)->super.proc_name;
-    const uint32_t v = name.vpid;
-    if (v >= (uint32_t) j->nprocs) {
-        return false;
-    }
-    if (PNBC_ACT_SEND == a->kind) {
-        if (NULL == j->out[v]) {
-            mbox_out_t *o = calloc(1, sizeof(*o));
-            if (NULL == o || NULL == (o->region = job_region(mc->tier, false))) {
-                free(o);
-                return false;
-            }
-            o->region->peer = name;
-            j->out[v] = o;
-        }
-        mc->out[a->peer] = j->out[v];
-        return true;
-    }
-    if (MBOX_UNKNOWN == j->own_state) {
-        own_build(j, mc->tier);
-    }
-    mc->own_state = j->own_state;
-    mc->in[a->peer] = j->in[v];
-    return true;
-}
-
-mbox_comm_t *pnbc_mbox_comm_hold(const pnbc_channel_t *ch, const pnbc_action_t *a, int tier)
-{
-    pnbc_lock(&mbox_lock);
-    mbox_comm_t *mc = comm_get(ch, tier);
-    mbox_job_t *j = (NULL == mc) ? NULL : job_get(tier);
-    if (NULL != mc && (NULL == j || !comm_link(mc, j, ch, a))) {
-        mc = NULL;              /* (the communicator keeps its state) */
-    }
-    if (NULL != mc) {
-        mc->refs++;
-    }
-    pnbc_unlock(&mbox_lock);
-    return mc;
-}
-
-void pnbc_mbox_comm_release(mbox_comm_t *mc)
-{
-    pnbc_lock(&mbox_lock);
-    comm_put(mc);
-    pnbc_unlock(&mbox_lock);
-}
-
-/* Finalize (after the shm transport's: the pool and its files are gone,
- * so our blocks go with them, not back into it). */
-void pnbc_mbox_fini(void)
-{
-    pnbc_lock(&mbox_lock);
-    for (int tier = 0; tier < 2; ++tier) {
-        mbox_job_t *j = &mbox_jobs[tier];
-        uint64_t spilled = 0;
-        for (int v = 0; v < j->nprocs; ++v) {
-            mbox_in_t *n = j->in[v];
-            if (NULL != n) {
-                spilled += n->spilled;
-                for (mbox_spill_t *sp = n->spill, *next; NULL != sp; sp = next) {
-                    next = sp->next;
-                    free(sp);
-                }
-                free(n->ring.done);
-                free(n);
-            }
-            if (NULL != j->out[v]) {
-                pnbc_shm_region_release(j->out[v]->region);
-                free(j->out[v]);
-            }
-        }
-        if (mca_common_pnbc_params.verbose >= 2 && MBOX_READY == j->own_state) {
-            opal_output(0, "coll:pnbc: shm mailbox: tier %d: %llu messages moved aside "
-                        "(a sender found its ring full)", tier, (unsigned long long) spilled);
-        }
-        if (NULL != j->own) {
-            j->own->owner = false;
-            pnbc_shm_region_release(j->own);
-        }
-        free(j->in);
-        free(j->out);
-        memset(j, 0, sizeof(*j));
-    }
-    pnbc_unlock(&mbox_lock);
 }
 
 /* ------------------------------------------------------------------ */
@@ -576,12 +369,12 @@ void pnbc_mbox_progress(void)
     /* a stuck sender is rare and can wait: look every 64th pass, so that
      * progress costs a thread-local increment otherwise */
     static __thread unsigned passes;
-    if (0 != (++passes & 63) || NULL == __atomic_load_n(&mbox_comms, __ATOMIC_RELAXED) ||
-        !pnbc_trylock(&mbox_lock)) {
+    if (0 != (++passes & 63) || NULL == __atomic_load_n(&pnbc_mbox_comms, __ATOMIC_RELAXED) ||
+        !pnbc_trylock(&pnbc_mbox_lock)) {
         return;
     }
     for (int tier = 0; tier < 2; ++tier) {
-        const mbox_job_t *j = &mbox_jobs[tier];
+        const mbox_job_t *j = &pnbc_mbox_jobs[tier];
         mbox_header_t *h = (MBOX_READY == j->own_state && NULL != j->own) ? j->own->base : NULL;
         if (NULL == h || 0 == __atomic_load_n(&h->wanted, __ATOMIC_ACQUIRE)) {
             continue;
@@ -603,5 +396,5 @@ void pnbc_mbox_progress(void)
             }
         }
     }
-    pnbc_unlock(&mbox_lock);
+    pnbc_unlock(&pnbc_mbox_lock);
 }

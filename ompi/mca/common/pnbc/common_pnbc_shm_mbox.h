@@ -113,7 +113,29 @@ typedef struct mbox_comm_t {
     struct mbox_comm_t *next;
 } mbox_comm_t;
 
-/* common_pnbc_shm_mbox.c.  The per-communicator state of a tier: the
+/* A tier's rings of this process, shared by its communicators
+ * (common_pnbc_shm_mbox_state.c). */
+typedef struct mbox_job_t {
+    int own_state;              /* MBOX_UNKNOWN until built */
+    shm_region_t *own;
+    int nprocs;                 /* MPI_COMM_WORLD's size */
+    mbox_in_t **in;             /* by the sender's vpid */
+    mbox_out_t **out;           /* by the receiver's vpid */
+} mbox_job_t;
+
+/* common_pnbc_shm_mbox_state.c: the states, under pnbc_mbox_lock (taken
+ * after the engine's and before the pool's). */
+extern pnbc_lock_t pnbc_mbox_lock;
+extern mbox_comm_t *pnbc_mbox_comms;
+extern mbox_job_t pnbc_mbox_jobs[2];
+
+/* common_pnbc_shm_mbox.c.  A tier's block under (MBOX_CID, its tag), ours
+ * (owner) or a peer's; place ours and publish it (or the fallback), the
+ * in-states of j pointing into it (caller holds pnbc_mbox_lock). */
+shm_region_t *pnbc_mbox_job_region(int tier, bool owner);
+void pnbc_mbox_own_build(mbox_job_t *j, int tier);
+
+/* common_pnbc_shm_mbox_state.c.  The per-communicator state of a tier: the
  * first bind makes it (receiver: and the process's block, at the first
  * bind of all), each bound action holds a reference; comm_free drops the
  * communicator's; the rings live until finalize (pnbc_mbox_fini()). */

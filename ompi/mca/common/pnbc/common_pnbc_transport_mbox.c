@@ -4,7 +4,8 @@
  *
  * The mailbox transport: small messages of retagged schedules (cached
  * nonblocking instances) between processes of one node, through a ring
- * of cells per pair of processes and communicator, matched by the call.
+ * of cells per pair of processes (whatever the communicator), matched by
+ * the call.
  *
  * Why a third transport
  * ---------------------
@@ -17,22 +18,23 @@
  * the message out by the call's key -- whatever instance either side
  * runs the call with.
  *
- * Layout (one block per communicator and tier in the receiver's pool,
- * published under (cid, mbox_tag(tier)), built at the first bind of a
- * receive of that tier):
+ * Layout (one block per process and tier in the receiver's pool,
+ * published under (MBOX_CID, mbox_tag(tier)), built at its first bind of
+ * a receive of that tier; a ring per on-node process of the job):
  *
- *     header | table[nrings] {sender, offset}
+ *     header | table[nrings] {sender vpid, offset}
  *            | ring: tail | cell 0 | cell 1 | ...    per on-node sender
- *     cell:  [full | key | len | data (payload bytes)]
+ *     cell:  [full | key | len | cid | data (payload bytes)]
  *
  * Protocol.  Both sides count the ring's cells: the sender writes cell
  * w (w = 0, 1, ...) into place w % ncells once the receiver's `tail` (its
  * oldest untaken cell, on the ring's own line) has passed w - ncells,
  * then full = w + 1 (release); it reads `tail` only when what it saw
- * last does not tell.  The key is (call tag, pair_seq): the call's
- * tag agrees on every rank, pair_seq is the message's place among those
- * of the pair in the schedule.  The receiver looks at the cells from its
- * oldest untaken one on, takes the one with its key and moves its tail
+ * last does not tell.  The key is (call tag, pair_seq) and the
+ * communicator's context id: the call's tag agrees on every rank,
+ * pair_seq is the message's place among those of the pair in the
+ * schedule.  The receiver looks at the cells from its oldest untaken one
+ * on, takes the one with its key and communicator and moves its tail
  * over the cells taken: messages of other calls or of later rounds stay
  * where they are.  When all ncells cells are written and untaken, the
  * sender is stuck: the receiver then copies the oldest into private
@@ -55,13 +57,15 @@
  * these messages over pml on a tag window of their own, one per tier
  * (pnbc_mbox_fallback_tag()).
  *
- * Lifetime: the block and the pair state live as long as the
- * communicator (pnbc_transport_comm_free(), from the coll module's
- * destructor), or as long as an action still bound to them.
+ * Lifetime: the blocks and the pairs' rings live until finalize; a
+ * communicator's view of them as long as the communicator
+ * (pnbc_transport_comm_free(), from the coll module's destructor) or an
+ * action still bound to it.
  *
  * The code: this file is the transport (bind, post, test);
- * common_pnbc_shm_mbox.c the mailbox (block, rings, per-communicator
- * state), common_pnbc_shm_mbox.h what they share.
+ * common_pnbc_shm_mbox.c the mailbox (block, rings);
+ * common_pnbc_shm_mbox_state.c which rings a communicator uses and how
+ * long they live; common_pnbc_shm_mbox.h what they share.
  */
 
 #include "common_pnbc_shm_mbox.h"
