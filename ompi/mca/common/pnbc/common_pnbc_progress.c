@@ -46,8 +46,11 @@
 #define PARK_SWEEP_PER 16
 
 /* Set while this thread runs pnbc_request_progress_all (it holds the
- * engine lock): a transport re-entering opal_progress from inside it. */
-static __thread bool in_progress = false;
+ * engine lock): a transport re-entering opal_progress from inside it.
+ * Read at every progress pass while a request is active: initial-exec,
+ * so that it is a load, not a call of __tls_get_addr (the library comes
+ * with the coll component's dlopen; one byte of static TLS). */
+static __thread bool in_progress __attribute__((tls_model("initial-exec"))) = false;
 
 /* ------------------------------------------------------------------ */
 /* Lists (engine lock held)                                           */

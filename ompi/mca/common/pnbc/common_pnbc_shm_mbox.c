@@ -367,8 +367,9 @@ bool pnbc_mbox_take(mbox_in_t *n, uint64_t key, uint32_t cid,
 void pnbc_mbox_progress(void)
 {
     /* a stuck sender is rare and can wait: look every 64th pass, so that
-     * progress costs a thread-local increment otherwise */
-    static __thread unsigned passes;
+     * progress costs an increment otherwise (of a plain counter: the
+     * caller, pnbc_transport_progress(), holds the engine lock) */
+    static unsigned passes;
     if (0 != (++passes & 63) || NULL == __atomic_load_n(&pnbc_mbox_comms, __ATOMIC_RELAXED) ||
         !pnbc_trylock(&pnbc_mbox_lock)) {
         return;
