@@ -40,7 +40,7 @@ static void comm_destroy(mbox_comm_t *mc)
 }
 
 /* The process's state of a tier: its arrays made at the first bind of
- * all.  Caller holds mbox_lock. */
+ * all.  Caller holds pnbc_mbox_lock. */
 static mbox_job_t *job_get(int tier)
 {
     mbox_job_t *j = &pnbc_mbox_jobs[tier];
@@ -61,7 +61,7 @@ static mbox_job_t *job_get(int tier)
 }
 
 /* The state of ch's communicator for a tier, made at its first bind.
- * Caller holds mbox_lock. */
+ * Caller holds pnbc_mbox_lock. */
 static mbox_comm_t *comm_get(const pnbc_channel_t *ch, int tier)
 {
     const uint32_t cid = ch->comm->c_contextid;
@@ -123,7 +123,7 @@ void pnbc_mbox_comm_free(uint32_t cid)
 }
 
 /* The ring state for peer p of ch's communicator (vpid v): the process's,
- * made at the first need.  Caller holds mbox_lock; false: no memory. */
+ * made at the first need.  Caller holds pnbc_mbox_lock; false: no memory. */
 static bool comm_link(mbox_comm_t *mc, mbox_job_t *j, const pnbc_channel_t *ch,
                       const pnbc_action_t *a)
 {
