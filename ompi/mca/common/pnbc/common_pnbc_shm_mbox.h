@@ -99,17 +99,13 @@ typedef struct mbox_out_t {     /* sender: one per receiver */
     uint32_t stuck;             /* polls that found the ring full */
 } mbox_out_t;
 
-/* A communicator's view of a tier's rings, which are the process's (one
- * per pair of processes, whatever the communicator): by rank. */
+/* A communicator's use of a tier's rings, which are the process's (one
+ * per pair of processes, whatever the communicator). */
 typedef struct mbox_comm_t {
     uint32_t cid;
     int tier;                   /* pnbc_mbox_tier(): which cells */
-    int size;
     int refs;                   /* the communicator + bound actions */
     bool live;                  /* the communicator is not freed */
-    int own_state;              /* our block: MBOX_UNKNOWN until built */
-    mbox_in_t **in;             /* by sender rank (the process's rings) */
-    mbox_out_t **out;           /* by receiver rank (likewise) */
     struct mbox_comm_t *next;
 } mbox_comm_t;
 
@@ -139,7 +135,10 @@ void pnbc_mbox_own_build(mbox_job_t *j, int tier);
  * first bind makes it (receiver: and the process's block, at the first
  * bind of all), each bound action holds a reference; comm_free drops the
  * communicator's; the rings live until finalize (pnbc_mbox_fini()). */
-mbox_comm_t *pnbc_mbox_comm_hold(const pnbc_channel_t *ch, const pnbc_action_t *a, int tier);
+/* The action's ring: *out (SEND) or *in (RECV; NULL: our block falls back
+ * to pml) for its peer. */
+mbox_comm_t *pnbc_mbox_comm_hold(const pnbc_channel_t *ch, const pnbc_action_t *a, int tier,
+                                 mbox_out_t **out, mbox_in_t **in);
 void pnbc_mbox_comm_release(mbox_comm_t *mc);
 void pnbc_mbox_comm_free(uint32_t cid);
 void pnbc_mbox_fini(void);

@@ -12,9 +12,10 @@
  *     call then maps, builds and touches nothing (on a VM a first touch
  *     costs ~12 us a page, and a ring spans sixteen; docs/nbc.md, "One
  *     ring per pair of processes");
- *   - per communicator and tier (mbox_comm_t): which of them its ranks
- *     are, made at its first bind; each bound action holds a reference,
- *     and comm_free drops the communicator's.
+ *   - per communicator and tier (mbox_comm_t): its context id (the
+ *     cells' match) and references, made at its first bind; each bound
+ *     action holds one (and its ring's state), comm_free drops the
+ *     communicator's.
  *
  * Rings are used under the engine lock (posts and tests run under it);
  * these states under pnbc_mbox_lock.
@@ -31,13 +32,6 @@
 pnbc_lock_t pnbc_mbox_lock = PNBC_LOCK_INITIALIZER;
 mbox_comm_t *pnbc_mbox_comms;
 mbox_job_t pnbc_mbox_jobs[2];
-
-static void comm_destroy(mbox_comm_t *mc)
-{
-    free(mc->in);
-    free(mc->out);
-    free(mc);
-}
 
 /* The process's state of a tier: its arrays made at the first bind of
  * all.  Caller holds pnbc_mbox_lock. */
@@ -76,15 +70,6 @@ static mbox_comm_t *comm_get(const pnbc_channel_t *ch, int tier)
     }
     mc->cid = cid;
     mc->tier = tier;
-    mc->size = ompi_comm_size(ch->comm);
-    mc->in = calloc(mc->size, sizeof(*mc->in));
-    mc->out = calloc(mc->size, sizeof(*mc->out));
-    if (NULL == mc->in || NULL == mc->out) {
-        free(mc->in);
-        free(mc->out);
-        free(mc);
-        return NULL;
-    }
     mc->refs = 1;
     mc->live = true;
     mc->next = pnbc_mbox_comms;
@@ -103,7 +88,7 @@ static void comm_put(mbox_comm_t *mc)
             break;
         }
     }
-    comm_destroy(mc);
+    free(mc);
 }
 
 void pnbc_mbox_comm_free(uint32_t cid)
@@ -122,10 +107,10 @@ void pnbc_mbox_comm_free(uint32_t cid)
     pnbc_unlock(&pnbc_mbox_lock);
 }
 
-/* The ring state for peer p of ch's communicator (vpid v): the process's,
- * made at the first need.  Caller holds pnbc_mbox_lock; false: no memory. */
-static bool comm_link(mbox_comm_t *mc, mbox_job_t *j, const pnbc_channel_t *ch,
-                      const pnbc_action_t *a)
+/* The process's ring state for the action's peer (vpid v), made at the
+ * first need.  Caller holds pnbc_mbox_lock; false: no memory. */
+static bool ring_get(mbox_job_t *j, int tier, const pnbc_channel_t *ch, const pnbc_action_t *a,
+                     mbox_out_t **out, mbox_in_t **in)
 {
     const opal_process_name_t name = ompi_comm_peer_lookup(ch->comm, a->peer)->super.proc_name;
     const uint32_t v = name.vpid;
@@ -135,30 +120,30 @@ static bool comm_link(mbox_comm_t *mc, mbox_job_t *j, const pnbc_channel_t *ch,
     if (PNBC_ACT_SEND == a->kind) {
         if (NULL == j->out[v]) {
             mbox_out_t *o = calloc(1, sizeof(*o));
-            if (NULL == o || NULL == (o->region = pnbc_mbox_job_region(mc->tier, false))) {
+            if (NULL == o || NULL == (o->region = pnbc_mbox_job_region(tier, false))) {
                 free(o);
                 return false;
             }
             o->region->peer = name;
             j->out[v] = o;
         }
-        mc->out[a->peer] = j->out[v];
+        *out = j->out[v];
         return true;
     }
     if (MBOX_UNKNOWN == j->own_state) {
-        pnbc_mbox_own_build(j, mc->tier);
+        pnbc_mbox_own_build(j, tier);
     }
-    mc->own_state = j->own_state;
-    mc->in[a->peer] = j->in[v];
+    *in = (MBOX_READY == j->own_state) ? j->in[v] : NULL;
     return true;
 }
 
-mbox_comm_t *pnbc_mbox_comm_hold(const pnbc_channel_t *ch, const pnbc_action_t *a, int tier)
+mbox_comm_t *pnbc_mbox_comm_hold(const pnbc_channel_t *ch, const pnbc_action_t *a, int tier,
+                                 mbox_out_t **out, mbox_in_t **in)
 {
     pnbc_lock(&pnbc_mbox_lock);
     mbox_comm_t *mc = comm_get(ch, tier);
     mbox_job_t *j = (NULL == mc) ? NULL : job_get(tier);
-    if (NULL != mc && (NULL == j || !comm_link(mc, j, ch, a))) {
+    if (NULL != mc && (NULL == j || !ring_get(j, tier, ch, a, out, in))) {
         mc = NULL;              /* (the communicator keeps its state) */
     }
     if (NULL != mc) {

@@ -246,18 +246,13 @@ static bool mbox_bind(pnbc_action_t *a, const pnbc_channel_t *ch)
         act_delete(t);
         return true;
     }
-    t->mc = pnbc_mbox_comm_hold(ch, a, tier);
+    t->mc = pnbc_mbox_comm_hold(ch, a, tier, &t->out, &t->in);
     if (NULL == t->mc) {
         if (NULL != t->conv) {
             OBJ_RELEASE(t->conv);
         }
         act_delete(t);
         return true;
-    }
-    if (PNBC_ACT_SEND == a->kind) {
-        t->out = t->mc->out[a->peer];
-    } else if (MBOX_READY == t->mc->own_state) {
-        t->in = t->mc->in[a->peer];
     }
     a->tstate.ptr = t;
     return true;
