@@ -413,6 +413,70 @@ static void part_memo(MPI_Comm comm)
     }
 }
 
+/* Messages whose middles read like headers of the mailbox ring's next
+ * lap (np=2, run alone on a ring of `nunits` units, the test case's
+ * coll_pnbc_nbc_mailbox_cells; the layout rules of
+ * common_pnbc_shm_mbox.c: units of 128 bytes, a 32-byte header, a
+ * message of more than a unit on whole pages of 32 units, none across
+ * the ring's end).  Each word that lands on a unit's start holds the
+ * stamp a header written there one lap later carries, and the words
+ * after it say "skip a unit" (-1, 1: data as common as any); sizes vary,
+ * so later messages start where earlier ones had their middles.  A
+ * sender that did not clear such a place before the receiver looks there
+ * makes the receiver take a middle for a header: it then passes the
+ * message written there later (a hang) or takes wrong data. */
+static void part_ring(MPI_Comm comm, long nunits)
+{
+    static const long sizes[] = { 8, 200, 1000, 4000, 8192, 96 };
+    enum { CALLS = 3000, MAXL = 8192 / 8 };
+    long *buf = malloc(MAXL * sizeof(long)), *want = malloc(MAXL * sizeof(long));
+    unsigned long u = 0, rnd = 12345;
+    int rank;
+
+    MPI_Comm_rank(comm, &rank);
+    for (int it = 0; it < CALLS && 0 == nbc_fails; ++it) {
+        rnd = rnd * 6364136223846793005UL + 1442695040888963407UL;
+        const long bytes = sizes[(rnd >> 33) % 6], n = bytes / 8;
+        unsigned long k = (32 + bytes + 127) / 128;
+        k = (k > 1) ? (k + 31) / 32 * 32 : 1;
+        const unsigned long pos = u % (unsigned long) nunits;
+        unsigned long skip = (k > 1) ? (32 - pos % 32) % 32 : 0;
+        if (pos + skip + k > (unsigned long) nunits) {
+            skip = (unsigned long) nunits - pos;
+        }
+        const unsigned long at = u + skip;
+        for (long i = 0; i < n; ++i) {
+            want[i] = nbc_val(0, i, it);
+        }
+        for (unsigned long j = 1; j < k && 128 * j - 32 + 24 <= (unsigned long) bytes; ++j) {
+            long *h = &want[(128 * j - 32) / 8];
+            h[0] = (long) (at + j + (unsigned long) nunits + 1);   /* full */
+            h[1] = -1;                                              /* key: a skip */
+            h[2] = 1;                                               /* of one unit */
+        }
+        u = at + k;
+        if (0 == rank) {
+            memcpy(buf, want, n * sizeof(long));
+        } else {
+            for (long i = 0; i < n; ++i) {
+                buf[i] = NBC_POISON;
+            }
+        }
+        MPI_Request req;
+        check_rc(MPI_Ibcast(buf, (int) n, MPI_LONG, 0, comm, &req), "MPI_Ibcast ring");
+        check_rc(MPI_Wait(&req, MPI_STATUS_IGNORE), "MPI_Wait ring");
+        for (long i = 0; i < n; ++i) {
+            if (buf[i] != want[i]) {
+                nbc_fail("ring call %d (%ld bytes) element %ld is %ld, not %ld", it, bytes, i,
+                         buf[i], want[i]);
+                break;
+            }
+        }
+    }
+    free(buf);
+    free(want);
+}
+
 int main(int argc, char **argv)
 {
     const char *only = (argc > 1) ? argv[1] : NULL;
@@ -420,6 +484,14 @@ int main(int argc, char **argv)
 
     nbc_prog = "nbc_misc";
     wsize = nbc_start(&argc, &argv);
+    if (NULL != only && !strcmp(only, "ring")) {
+        /* (no MPI_Comm_dup first: its context id's agreement calls
+         * MPI_Iallreduce, whose messages would go through the ring) */
+        if (2 == wsize && argc > 2) {
+            part_ring(MPI_COMM_WORLD, atol(argv[2]));
+        }
+        return nbc_finish(only, wsize);
+    }
     MPI_Comm_dup(MPI_COMM_WORLD, &comm);
     MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
 

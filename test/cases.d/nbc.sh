@@ -33,6 +33,10 @@
 #                          aside), with the mailbox off (pml), and with a
 #                          pool share too small for it (published
 #                          fallback: pml on the mirrored tag)
+#   nbc-misc-ring-np2      nbc_misc ring: 3000 ibcasts of 8 B to 8 KiB in a
+#                          ring of 256 units, whose middles read like the
+#                          headers of the ring's next lap (a sender must
+#                          clear where its receiver looks next)
 #   nbc-mbox-large-fallback-np3, nbc-mbox-large1-np3, nbc-noncomm-large1-np3
 #                          ibcast's and ireduce's messages of 8-64 KiB through the
 #                          mailbox's large cells (folded into the result from
@@ -119,6 +123,12 @@ run_case nbc-mbox2-np3 "$MPIRUN" $(mpiargs 3) --mca coll_pnbc_nbc_mailbox_cells 
 run_case nbc-misc-mbox2-np3 bash -c "$expect_output" expect nbc-misc-mbox2 \
     "[1-9][0-9]* messages moved aside" "$MPIRUN" $(mpiargs 3) \
     --mca coll_pnbc_nbc_mailbox_cells 2 --mca coll_pnbc_verbose 2 "$(bin nbc_misc)"
+# coll_pnbc_nbc_mailbox_cells 4: rings of 256 units (room for 4 messages of 8 KiB, 3
+# pages each), as the program's layout assumes: the receiver says so
+# shellcheck disable=SC2046
+run_case nbc-misc-ring-np2 bash -c "$expect_output" expect nbc-misc-ring \
+    "tier 0 rank 1: 1 rings of 256 units" "$MPIRUN" $(mpiargs 2) \
+    --mca coll_pnbc_nbc_mailbox_cells 4 --mca coll_pnbc_verbose 2 "$(bin nbc_misc)" ring 256
 # a cache far larger than its first hash chains (8), no probation bound: every instance
 # kept (misses = instances, at least the 1000 distinct calls' and at most
 # one per call: the chains doubled, every instance rehashed), and the

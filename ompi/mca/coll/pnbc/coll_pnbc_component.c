@@ -115,31 +115,32 @@ static const pnbc_param_t pnbc_params[] = {
       "Nonblocking collectives: smallest on-node message paired per call with the "
       "receiver's cached instance through the shared memory slots; smaller ones go "
       "through the mailbox (coll_pnbc_nbc_mailbox_cells), where a sender writes at once, "
-      "and set its cell size (docs/nbc.md). Must be the same on all processes",
+      "and set its largest message (docs/nbc.md). Must be the same on all processes",
       MCA_BASE_VAR_TYPE_INT, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_ALL_EQ,
       &mca_common_pnbc_params.shm_retag_min_bytes },
     { "nbc_mailbox_cells",
       "Nonblocking collectives: on-node messages below coll_pnbc_nbc_shm_min_bytes go "
-      "through a ring of this many cells (rounded up to a power of two) per pair of "
-      "processes and communicator, matched by the call, so a sender writes at once "
-      "(0: through the PML). Must be the same on all processes",
+      "through a ring per pair of processes (whatever the communicator), matched by the "
+      "call, so a sender writes at once; the ring has room for about this many of the "
+      "largest messages, and smaller ones take less room (a message of up to 96 bytes "
+      "takes 128; 0: through the PML). Must be the same on all processes",
       MCA_BASE_VAR_TYPE_INT, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_ALL_EQ,
       &mca_common_pnbc_params.nbc_mailbox_cells },
     { "nbc_mailbox_large_cells",
       "Nonblocking collectives whose senders gain from running ahead (bcast, reduce): on-node "
       "messages from coll_pnbc_nbc_shm_min_bytes up to coll_pnbc_nbc_mailbox_large_bytes "
-      "go through a second mailbox ring of this many cells (rounded up to a power of two) "
-      "per pair of processes and communicator, instead of slots paired per call (0: paired; "
-      "must be the same on all processes; docs/nbc.md)",
+      "go through a second mailbox ring per pair of processes, with room for about this many "
+      "of them, instead of slots paired per call (0: paired; must be the same on all "
+      "processes; docs/nbc.md)",
       MCA_BASE_VAR_TYPE_INT, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_ALL_EQ,
       &mca_common_pnbc_params.nbc_mailbox_large_cells },
     { "nbc_mailbox_large_bytes",
-      "Nonblocking collectives: the size of a cell of the mailbox's large ring "
+      "Nonblocking collectives: the largest message of the mailbox's large ring "
       "(coll_pnbc_nbc_mailbox_large_cells); must be the same on all processes",
       MCA_BASE_VAR_TYPE_INT, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_ALL_EQ,
       &mca_common_pnbc_params.nbc_mailbox_large_bytes },
     { "nbc_mailbox_declined_bytes",
-      "Nonblocking collectives: the size of a large mailbox cell at a receiver that declines "
+      "Nonblocking collectives: the largest message of the large ring at a receiver that declines "
       "single copy (coll_pnbc_shm_single_copy_dear_ns), whose on-node messages up to this "
       "size and below its coll_pnbc_shm_single_copy_dear_min_bytes all take the large ring "
       "(at most the larger of this and coll_pnbc_nbc_mailbox_large_bytes; must be the same "

@@ -62,14 +62,15 @@ typedef struct pnbc_engine_params_t {
     int shm_retag_min_bytes;    /* retagged schedules (nonblocking calls)
                                    take shm from this size on
                                    (coll_pnbc_nbc_shm_min_bytes) */
-    int nbc_mailbox_cells;      /* smaller ones go through a ring of this
-                                   many cells per pair and communicator
-                                   (coll_pnbc_nbc_mailbox_cells; 0: pml) */
+    int nbc_mailbox_cells;      /* smaller ones go through a ring per pair
+                                   of processes with room for this many of
+                                   the largest (coll_pnbc_nbc_mailbox_cells;
+                                   0: pml) */
     int nbc_mailbox_large_cells;    /* ... and messages of collectives whose
                                        senders should run ahead
                                        (pnbc_large_msgs_t.retag_eager) up to
                                        nbc_mailbox_large_bytes through a ring
-                                       of this many cells (0: paired) */
+                                       with room for this many (0: paired) */
     int nbc_mailbox_large_bytes;
     int nbc_mailbox_declined_bytes; /* the large cells' size at a receiver
                                        that declines single copy

@@ -13,17 +13,19 @@
 
 #include "ompi/proc/proc.h"
 #include "opal/util/output.h"
+#include "opal/util/sys_limits.h"
 
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 _Static_assert(offsetof(mbox_header_t, not_a_gen) == offsetof(shm_header_t, gen),
                "a mailbox block must read 0 where a request's block keeps its incarnation");
 
-static inline mbox_cell_t *cell_at(const mbox_ring_t *g, uint64_t w)
+static inline mbox_msg_t *msg_at(const mbox_ring_t *g, uint64_t u)
 {
-    return (mbox_cell_t *) (g->cells + (w & g->mask) * g->cell_size);
+    return (mbox_msg_t *) (g->units + (u & g->mask) * MBOX_UNIT);
 }
 
 static size_t round_line(size_t bytes)
@@ -31,53 +33,95 @@ static size_t round_line(size_t bytes)
     return (bytes + SHM_LINE - 1) & ~(size_t) (SHM_LINE - 1);
 }
 
-/* Tier 0: cells for the messages below coll_pnbc_nbc_shm_min_bytes;
- * tier 1: a few cells of coll_pnbc_nbc_mailbox_large_bytes. */
-static void ring_shape(int tier, uint32_t *ncells, size_t *payload, size_t *cell_size,
-                       size_t *ring_size)
+/* Tier 0: messages below coll_pnbc_nbc_shm_min_bytes; tier 1: up to
+ * coll_pnbc_nbc_mailbox_large_bytes.  A ring has room for about as many
+ * of the tier's largest messages as its cells parameter says (a power of
+ * two of units, the largest at most that room, and room for two of the
+ * largest and a page at least: one may have to start past the ring's
+ * end); smaller messages take less room, a unit for one of up to 96
+ * bytes, and fewer pages. */
+static void ring_shape(int tier, uint32_t *nunits, size_t *payload, size_t *ring_size)
 {
     const pnbc_engine_params_t *p = &mca_common_pnbc_params;
-    uint32_t n = 1;
-    const int want = (0 == tier) ? p->nbc_mailbox_cells : p->nbc_mailbox_large_cells;
-    while (n < (uint32_t) want && n < MBOX_CELLS_MAX) {
-        n <<= 1;
-    }
+    const int cells = (0 == tier) ? p->nbc_mailbox_cells : p->nbc_mailbox_large_cells;
     const int min = p->shm_retag_min_bytes;
-    *ncells = n;
+
     /* (our own floor as our senders read it) */
     *payload = (0 != tier) ? pnbc_mbox_large_payload(pnbc_shm_recv_floor(OMPI_PROC_MY_NAME->vpid))
                : (min > 1) ? (size_t) min - 1 : 0;
-    *cell_size = round_line(sizeof(mbox_cell_t) + *payload);
-    *ring_size = SHM_LINE + n * *cell_size;
+    const uint64_t max_units = mbox_units(*payload);
+    const uint64_t room = (uint64_t) cells * max_units;
+    const uint64_t least = 2 * max_units + MBOX_PAGE_UNITS + 1;
+    uint32_t n = 1;
+    while (n < least || (n < MBOX_UNITS_MAX && 2 * (uint64_t) n <= room)) {
+        n <<= 1;
+    }
+    *nunits = n;
+    *ring_size = SHM_LINE + (size_t) n * MBOX_UNIT;
 }
 
-/* Touch the first line of every cell of a ring, at its first use: a
- * ring's first ncells calls would otherwise each take a page the process
- * has not touched (a cell's payload spans pages; on a VM a first touch
- * costs ~10 us, docs/many/first-start.md).  The sender writes cells, so
- * it touches them writing, each unchanged (an atomic add of 0; the
- * receiver may be reading `full`); the receiver reads. */
+/* Map every page of a ring at its first use: a ring's first lap would
+ * otherwise take pages the process has not touched, one every few calls.
+ * On a VM a first touch costs ~10-20 us (docs/many/first-start.md); one
+ * MADV_POPULATE_WRITE for the ring's pages costs a third of touching
+ * them (docs/nbc.md).  Without it (Linux < 5.14: EINVAL) each page is
+ * touched: the sender writing, each word unchanged (an atomic add of 0),
+ * the receiver reading. */
 static void ring_touch(const mbox_ring_t *g, bool write)
 {
-    for (uint64_t w = 0; w <= g->mask; ++w) {
-        mbox_cell_t *c = cell_at(g, w);
+    const size_t bytes = (size_t) (g->mask + 1) * MBOX_UNIT;
+#ifdef MADV_POPULATE_WRITE
+    const uintptr_t page = (uintptr_t) opal_getpagesize();
+    const uintptr_t lo = (uintptr_t) g->units & ~(page - 1);
+    const uintptr_t hi = ((uintptr_t) g->units + bytes + page - 1) & ~(page - 1);
+    if (0 == madvise((void *) lo, hi - lo, MADV_POPULATE_WRITE)) {
+        return;
+    }
+#endif
+    for (size_t off = 0; off < bytes; off += MBOX_PAGE_UNITS * MBOX_UNIT) {
+        volatile uint64_t *word = (volatile uint64_t *) (g->units + off);
         if (write) {
-            (void) __atomic_fetch_add(&c->full, 0, __ATOMIC_RELAXED);
+            (void) __atomic_fetch_add(word, 0, __ATOMIC_RELAXED);
         } else {
-            (void) __atomic_load_n(&c->full, __ATOMIC_RELAXED);
+            (void) __atomic_load_n(word, __ATOMIC_RELAXED);
         }
     }
 }
 
-static void ring_attach(mbox_ring_t *g, char *ring, uint32_t ncells, size_t cell_size,
-                        size_t payload)
+static inline bool bit_get(const mbox_ring_t *g, uint64_t u)
+{
+    const uint64_t i = u & g->mask;
+    return 0 != (g->bits[i / 64] & (UINT64_C(1) << (i % 64)));
+}
+
+static inline void bit_set(mbox_ring_t *g, uint64_t u, bool on)
+{
+    const uint64_t i = u & g->mask, bit = UINT64_C(1) << (i % 64);
+    g->bits[i / 64] = on ? (g->bits[i / 64] | bit) : (g->bits[i / 64] & ~bit);
+}
+
+/* Set the bits of units u .. u + n - 1 (not across the ring's end). */
+static void bits_fill(mbox_ring_t *g, uint64_t u, uint64_t n)
+{
+    uint64_t i = u & g->mask;
+    while (n > 0) {
+        const uint64_t off = i % 64, take = (64 - off < n) ? 64 - off : n;
+        g->bits[i / 64] |= ((take == 64) ? ~UINT64_C(0) : ((UINT64_C(1) << take) - 1)) << off;
+        i += take;
+        n -= take;
+    }
+}
+
+static void ring_attach(mbox_ring_t *g, char *ring, uint32_t nunits, size_t payload)
 {
     g->tail = (volatile uint64_t *) ring;
-    g->cells = ring + SHM_LINE;
-    g->mask = ncells - 1;
-    g->cell_size = cell_size;
+    g->want = (volatile uint64_t *) ring + 1;
+    g->units = ring + SHM_LINE;
+    g->mask = nunits - 1;
     g->payload = payload;
+    g->max_units = mbox_units(payload);
     g->next = 0;
+    g->seen = 0;
 }
 
 /* ------------------------------------------------------------------ */
@@ -113,13 +157,13 @@ void pnbc_mbox_own_build(mbox_job_t *j, int tier)
 {
     ompi_communicator_t *comm = &ompi_mpi_comm_world.comm;
     const int me = ompi_comm_rank(comm);
-    uint32_t nrings = 0, ncells;
-    size_t payload, cell_size, ring_size;
+    uint32_t nrings = 0, nunits;
+    size_t payload, ring_size;
 
     for (int p = 0; p < j->nprocs; ++p) {
         nrings += (p != me && pnbc_shm_peer_local(comm, p));
     }
-    ring_shape(tier, &ncells, &payload, &cell_size, &ring_size);
+    ring_shape(tier, &nunits, &payload, &ring_size);
     const size_t table_end = round_line(sizeof(mbox_header_t) + nrings * sizeof(mbox_entry_t));
     const size_t size = table_end + nrings * ring_size;
     shm_region_t *r = pnbc_mbox_job_region(tier, true);
@@ -152,10 +196,10 @@ void pnbc_mbox_own_build(mbox_job_t *j, int tier)
             continue;
         }
         mbox_in_t *n = calloc(1, sizeof(*n));
-        uint64_t *done = calloc(ncells, sizeof(*done));
-        if (NULL == n || NULL == done) {
+        uint64_t *bits = calloc((nunits + 63) / 64, sizeof(*bits));
+        if (NULL == n || NULL == bits) {
             free(n);
-            free(done);
+            free(bits);
             pnbc_shm_pool_release(r);
             r->base = NULL;
             own_fall_back(j, tier, r, "out of memory");
@@ -163,13 +207,11 @@ void pnbc_mbox_own_build(mbox_job_t *j, int tier)
         }
         table[k].sender = p;
         table[k].offset = table_end + k * ring_size;
-        ring_attach(&n->ring, (char *) r->base + table[k].offset, ncells, cell_size, payload);
-        n->ring.done = done;
+        ring_attach(&n->ring, (char *) r->base + table[k].offset, nunits, payload);
+        n->ring.bits = bits;
         if (r->reused) {
-            *n->ring.tail = 0;
-            for (uint64_t w = 0; w < ncells; ++w) {
-                cell_at(&n->ring, w)->full = 0;
-            }
+            /* a sender takes a new ring's units for zeros (see write) */
+            memset((char *) r->base + table[k].offset, 0, ring_size);
         } else {
             ring_touch(&n->ring, false);
         }
@@ -177,8 +219,8 @@ void pnbc_mbox_own_build(mbox_job_t *j, int tier)
         k++;
     }
     h->nrings = nrings;
-    h->ncells = ncells;
-    h->cell_size = cell_size;
+    h->nunits = nunits;
+    h->unit = MBOX_UNIT;
     h->payload = payload;
     h->magic = MBOX_MAGIC;
     if (!pnbc_shm_pool_publish(r, false)) {     /* orders the writes above */
@@ -189,8 +231,8 @@ void pnbc_mbox_own_build(mbox_job_t *j, int tier)
     }
     j->own_state = MBOX_READY;
     if (mca_common_pnbc_params.verbose >= 2) {
-        opal_output(0, "coll:pnbc: shm mailbox: tier %d rank %d: %u rings of %u cells of "
-                    "%zu bytes", tier, me, nrings, ncells, payload);
+        opal_output(0, "coll:pnbc: shm mailbox: tier %d rank %d: %u rings of %u units "
+                    "(messages of up to %zu bytes)", tier, me, nrings, nunits, payload);
     }
 }
 
@@ -206,15 +248,20 @@ static bool out_attach(mbox_out_t *o, int me)
     mbox_header_t *h = r->base;
     const mbox_entry_t *table = (const mbox_entry_t *) (h + 1);
 
-    if (h->magic != MBOX_MAGIC || 0 == h->ncells || 0 != (h->ncells & (h->ncells - 1)) ||
+    if (h->magic != MBOX_MAGIC || MBOX_UNIT != h->unit || 0 == h->nunits ||
+        0 != (h->nunits & (h->nunits - 1)) ||
+        2 * mbox_units(h->payload) + MBOX_PAGE_UNITS >= h->nunits ||
         sizeof(*h) + h->nrings * sizeof(*table) > r->size) {
         return false;
     }
-    const size_t ring_size = SHM_LINE + h->ncells * h->cell_size;
+    const size_t ring_size = SHM_LINE + (size_t) h->nunits * MBOX_UNIT;
     for (uint32_t k = 0; k < h->nrings; ++k) {
         if (table[k].sender == me && table[k].offset + ring_size <= r->size) {
-            ring_attach(&o->ring, (char *) r->base + table[k].offset, h->ncells,
-                        h->cell_size, h->payload);
+            o->ring.bits = calloc((h->nunits + 63) / 64, sizeof(*o->ring.bits));
+            if (NULL == o->ring.bits) {
+                return false;
+            }
+            ring_attach(&o->ring, (char *) r->base + table[k].offset, h->nunits, h->payload);
             ring_touch(&o->ring, true);
             o->hdr = h;
             return true;
@@ -255,27 +302,46 @@ bool pnbc_mbox_write(mbox_out_t *o, uint64_t key, uint32_t cid, const char *flat
                      opal_convertor_t *conv, size_t bytes, int *err)
 {
     mbox_ring_t *g = &o->ring;
-    const uint64_t w = g->next;
+    const uint64_t u = g->next;
 
-    /* cell w last held w - ncells: taken once the receiver's tail passed
-     * it (read only when what we saw last does not tell) */
-    if (w > g->seen + g->mask) {
+    if (OPAL_UNLIKELY(bytes > g->payload)) {
+        *err = MPI_ERR_INTERN;  /* the parameters differ between us */
+        return true;
+    }
+    /* A message of more than a unit starts on a page (a receiver reading
+     * it then keeps off the lines of the next one, which measured faster
+     * than packing them, docs/nbc.md), and none wraps: a skip header
+     * passes the units in between. */
+    const uint64_t k = mbox_units(bytes);
+    const uint64_t pos = u & g->mask;
+    uint64_t skip = (k > 1) ? (MBOX_PAGE_UNITS - pos % MBOX_PAGE_UNITS) % MBOX_PAGE_UNITS : 0;
+    if (pos + skip + k > g->mask + 1) {
+        skip = g->mask + 1 - pos;
+    }
+    const uint64_t at = u + skip, end = at + k;
+    /* units u .. end (where the receiver looks next) must be free: the
+     * receiver's tail past end - nunits (read only when what we saw last
+     * does not tell) */
+    if (end > g->seen + g->mask) {
         g->seen = __atomic_load_n(g->tail, __ATOMIC_ACQUIRE);
-        if (w > g->seen + g->mask) {
-            /* the receiver usually just lags: wake its progress only
-             * after a while (it writes the header's line) */
-            if (0 == (++o->stuck & 63) && 0 == o->hdr->wanted) {
-                __atomic_store_n(&o->hdr->wanted, 1, __ATOMIC_RELAXED);
+        if (end > g->seen + g->mask) {
+            /* The receiver usually just lags: only after a while say
+             * what room we wait for (what every message tried needs), on
+             * the tail's line, and wake its progress (the header's) */
+            if (0 == (++o->stuck & 63)) {
+                if (end - g->mask > o->want) {
+                    o->want = end - g->mask;
+                    __atomic_store_n(g->want, o->want, __ATOMIC_RELAXED);
+                }
+                if (0 == o->hdr->wanted) {
+                    __atomic_store_n(&o->hdr->wanted, 1, __ATOMIC_RELAXED);
+                }
             }
             return false;
         }
     }
     o->stuck = 0;
-    if (OPAL_UNLIKELY(bytes > g->payload)) {
-        *err = MPI_ERR_INTERN;  /* the parameters differ between us */
-        return true;
-    }
-    mbox_cell_t *c = cell_at(g, w);
+    mbox_msg_t *c = msg_at(g, at);
     c->key = key;
     c->cid = cid;
     c->len = bytes;
@@ -284,8 +350,24 @@ bool pnbc_mbox_write(mbox_out_t *o, uint64_t key, uint32_t cid, const char *flat
     } else if (bytes > 0 && pnbc_convert_part(conv, c->data, bytes, 0, true) != bytes) {
         *err = MPI_ERR_TRUNCATE;
     }
-    __atomic_store_n(&c->full, w + 1, __ATOMIC_RELEASE);
-    g->next = w + 1;
+    /* Where the receiver looks next must not read as written: a header
+     * of an older lap (or zeros) cannot, the middle of an older message
+     * can, so that is cleared; the bits say which units hold a middle. */
+    bit_set(g, at, false);
+    bits_fill(g, at + 1, k - 1);
+    if (bit_get(g, end)) {
+        msg_at(g, end)->full = 0;
+        bit_set(g, end, false);
+    }
+    __atomic_store_n(&c->full, at + 1, __ATOMIC_RELEASE);
+    if (0 != skip) {
+        mbox_msg_t *s = msg_at(g, u);
+        s->key = MBOX_SKIP;
+        s->len = skip;
+        bit_set(g, u, false);
+        __atomic_store_n(&s->full, u + 1, __ATOMIC_RELEASE);
+    }
+    g->next = end;
     return true;
 }
 
@@ -293,47 +375,52 @@ bool pnbc_mbox_write(mbox_out_t *o, uint64_t key, uint32_t cid, const char *flat
 /* Receiver                                                           */
 /* ------------------------------------------------------------------ */
 
-/* Mark cell w taken; move the tail over the cells taken. */
-static void ring_take(mbox_ring_t *g, uint64_t w)
+/* Move the tail to t and over the messages taken from there on (a skip
+ * header there is passed by the next search, or by a spill). */
+static void ring_advance(mbox_ring_t *g, uint64_t t)
 {
-    g->done[w & g->mask] = w + 1;
-    if (w != g->next) {
-        return;
+    while (bit_get(g, t)) {
+        bit_set(g, t, false);
+        t += mbox_units(msg_at(g, t)->len);
     }
-    while (g->done[g->next & g->mask] == g->next + 1) {
-        g->next++;
+    if (t != g->next) {
+        g->next = t;
+        __atomic_store_n(g->tail, t, __ATOMIC_RELEASE);
     }
-    __atomic_store_n(g->tail, g->next, __ATOMIC_RELEASE);
 }
 
-/* Every cell written and none taken since the oldest: the sender is
- * stuck.  Copy the oldest aside (the spill list keeps arrival order). */
-static bool ring_full(const mbox_ring_t *g)
+/* Does the sender wait for room the tail has not given yet? */
+static inline bool sender_waits(const mbox_ring_t *g)
 {
-    const mbox_cell_t *last = cell_at(g, g->next + g->mask);
-    return __atomic_load_n(&last->full, __ATOMIC_ACQUIRE) == g->next + g->mask + 1;
+    return __atomic_load_n(g->want, __ATOMIC_RELAXED) > g->next;
 }
 
+/* Copy the oldest message aside (the spill list keeps arrival order). */
 static void ring_spill_oldest(mbox_in_t *n)
 {
     mbox_ring_t *g = &n->ring;
-    const mbox_cell_t *c = cell_at(g, g->next);
-    mbox_spill_t *s = malloc(sizeof(*s) + c->len);
-    if (NULL == s) {
-        return;                 /* try again at the next poll */
+    const mbox_msg_t *c = msg_at(g, g->next);
+    if (__atomic_load_n(&c->full, __ATOMIC_ACQUIRE) != g->next + 1) {
+        return;
     }
-    s->next = NULL;
-    s->key = c->key;
-    s->cid = c->cid;
-    s->len = c->len;
-    memcpy(s->data, c->data, c->len);
-    mbox_spill_t **end = &n->spill;
-    while (NULL != *end) {
-        end = &(*end)->next;
+    if (MBOX_SKIP != c->key) {
+        mbox_spill_t *s = malloc(sizeof(*s) + c->len);
+        if (NULL == s) {
+            return;             /* try again at the next poll */
+        }
+        s->next = NULL;
+        s->key = c->key;
+        s->cid = c->cid;
+        s->len = c->len;
+        memcpy(s->data, c->data, c->len);
+        mbox_spill_t **end = &n->spill;
+        while (NULL != *end) {
+            end = &(*end)->next;
+        }
+        *end = s;
+        n->spilled++;
     }
-    *end = s;
-    n->spilled++;
-    ring_take(g, g->next);
+    ring_advance(g, g->next + ((MBOX_SKIP == c->key) ? c->len : mbox_units(c->len)));
 }
 
 bool pnbc_mbox_take(mbox_in_t *n, uint64_t key, uint32_t cid,
@@ -349,18 +436,33 @@ bool pnbc_mbox_take(mbox_in_t *n, uint64_t key, uint32_t cid,
         }
     }
     mbox_ring_t *g = &n->ring;
-    for (uint64_t w = g->next; w <= g->next + g->mask; ++w) {
-        const mbox_cell_t *c = cell_at(g, w);
-        if (__atomic_load_n(&c->full, __ATOMIC_ACQUIRE) != w + 1) {
-            return false;       /* written in order: nothing after it */
+    for (uint64_t u = g->next; u - g->next <= g->mask;) {
+        const mbox_msg_t *c = msg_at(g, u);
+        if (__atomic_load_n(&c->full, __ATOMIC_ACQUIRE) != u + 1) {
+            break;              /* written in order: nothing after it */
         }
-        if (c->key == key && c->cid == cid && g->done[w & g->mask] != w + 1) {
+        if (MBOX_SKIP == c->key) {
+            u += c->len;
+            if (u - c->len == g->next) {
+                ring_advance(g, u);
+                u = g->next;
+            }
+            continue;
+        }
+        if (c->key == key && c->cid == cid && !bit_get(g, u)) {
             deliver(arg, c->data, c->len);
-            ring_take(g, w);
+            if (u == g->next) {
+                ring_advance(g, u + mbox_units(c->len));
+            } else {
+                bit_set(g, u, true);
+            }
             return true;
         }
+        u += mbox_units(c->len);
     }
-    ring_spill_oldest(n);       /* full, and ours is not among them */
+    if (sender_waits(g)) {
+        ring_spill_oldest(n);   /* ours is not among them */
+    }
     return false;
 }
 
@@ -386,7 +488,7 @@ void pnbc_mbox_progress(void)
         __atomic_store_n(&h->wanted, 0, __ATOMIC_RELAXED);
         for (int v = 0; v < j->nprocs; ++v) {
             mbox_in_t *n = j->in[v];
-            if (NULL == n || !ring_full(&n->ring)) {
+            if (NULL == n || !sender_waits(&n->ring)) {
                 continue;
             }
             if (n->stall == n->ring.next + 1) {

@@ -16,7 +16,7 @@
 
 BEGIN_C_DECLS
 
-#define MBOX_MAGIC      UINT64_C(0x33786f626d626e70)   /* "pnbmbox3" */
+#define MBOX_MAGIC      UINT64_C(0x34786f626d626e70)   /* "pnbmbox4" */
 /* A tier's (pnbc_mbox_tier()) block in the directory: under no
  * communicator's context id and no request's tag. */
 #define MBOX_CID        UINT32_C(0xfffffffe)
@@ -24,20 +24,28 @@ static inline int mbox_tag(int tier)
 {
     return PNBC_TAG_FIRST + 1 + tier;
 }
-#define MBOX_CELLS_MAX  1024
+/* A ring is a power of two of units; a message takes as many as its
+ * header and data need (a unit is a pair of cache lines, see SHM_LINE),
+ * and one of more than a unit starts on a page (MBOX_PAGE_UNITS). */
+#define MBOX_UNIT       SHM_LINE
+#define MBOX_PAGE_UNITS (4096 / MBOX_UNIT)
+#define MBOX_UNITS_MAX  (UINT32_C(1) << 16)   /* unless the largest message needs more */
+/* the key of a header that only makes the next message start further on
+ * (len: the units to pass) */
+#define MBOX_SKIP       UINT64_MAX
 
 /* The block: header | table[nrings] | rings; a ring: its `tail` line,
- * then ncells cells of cell_size bytes. */
+ * then nunits units of MBOX_UNIT bytes. */
 typedef struct mbox_header_t {
     uint64_t magic;
     uint32_t nrings;
-    uint32_t ncells;
+    uint32_t nunits;
     /* Where a request's block keeps its incarnation (shm_header_t.gen,
      * never 0): a sender remembering the pool block this one reuses
      * reads 0 here and knows that its block is gone. */
     uint64_t not_a_gen;
-    uint64_t cell_size;
-    uint64_t payload;
+    uint64_t unit;              /* MBOX_UNIT (both sides must agree) */
+    uint64_t payload;           /* the largest message */
     volatile uint64_t wanted;   /* a sender waits for room in its ring */
 } mbox_header_t;
 
@@ -47,31 +55,43 @@ typedef struct mbox_entry_t {
     uint64_t offset;            /* of its ring, from the block's start */
 } mbox_entry_t;
 
-typedef struct mbox_cell_t {
-    volatile uint64_t full;     /* w + 1 once cell w is written */
-    uint64_t key;               /* mbox_key() */
+/* A message's header, at the start of its first unit. */
+typedef struct mbox_msg_t {
+    volatile uint64_t full;     /* u + 1 once the message at unit u is written */
+    uint64_t key;               /* mbox_key(), or MBOX_SKIP */
     uint64_t len;
     uint64_t cid;               /* of the call's communicator */
     char data[];
-} mbox_cell_t;
+} mbox_msg_t;
 
 static inline uint64_t mbox_key(int tag, uint32_t pair_seq)
 {
     return (uint64_t) (uint32_t) tag << 32 | pair_seq;
 }
 
+/* The units a message of len bytes takes: one, or whole pages. */
+static inline uint64_t mbox_units(uint64_t len)
+{
+    const uint64_t k = (sizeof(mbox_msg_t) + len + MBOX_UNIT - 1) / MBOX_UNIT;
+    return (k > 1) ? (k + MBOX_PAGE_UNITS - 1) / MBOX_PAGE_UNITS * MBOX_PAGE_UNITS : 1;
+}
+
 /* A ring as either side sees it. */
 typedef struct mbox_ring_t {
-    volatile uint64_t *tail;    /* shared: the receiver's oldest untaken cell */
-    char *cells;
-    uint64_t mask;              /* ncells - 1 */
-    size_t cell_size;
-    size_t payload;
-    uint64_t next;              /* sender: the next cell to write;
-                                   receiver: its oldest untaken one */
+    volatile uint64_t *tail;    /* shared: the receiver's oldest untaken unit */
+    volatile uint64_t *want;    /* shared (the tail's line): the tail a stuck
+                                   sender waits for */
+    char *units;
+    uint64_t mask;              /* nunits - 1 */
+    uint64_t max_units;         /* of the largest message */
+    size_t payload;             /* the largest message */
+    uint64_t next;              /* sender: the next unit to write;
+                                   receiver: its oldest untaken message's */
     uint64_t seen;              /* sender: *tail, last read */
-    uint64_t *done;             /* receiver (private): cell w taken when
-                                   done[w & mask] == w + 1 */
+    uint64_t *bits;             /* private, a bit per unit.  Receiver: the
+                                   message at u is taken (until the tail
+                                   passes it).  Sender: unit u holds the
+                                   middle of a message (not a header) */
 } mbox_ring_t;
 
 typedef struct mbox_spill_t {
@@ -96,14 +116,15 @@ typedef struct mbox_out_t {     /* sender: one per receiver */
     shm_region_t *region;       /* the receiver's block, once found */
     mbox_header_t *hdr;
     int state;                  /* MBOX_*: where our messages to it go */
-    uint32_t stuck;             /* polls that found the ring full */
+    uint32_t stuck;             /* polls that found no room in the ring */
+    uint64_t want;              /* the tail last asked for (ring.want) */
 } mbox_out_t;
 
 /* A communicator's use of a tier's rings, which are the process's (one
  * per pair of processes, whatever the communicator). */
 typedef struct mbox_comm_t {
     uint32_t cid;
-    int tier;                   /* pnbc_mbox_tier(): which cells */
+    int tier;                   /* pnbc_mbox_tier(): which rings */
     int refs;                   /* the communicator + bound actions */
     bool live;                  /* the communicator is not freed */
     struct mbox_comm_t *next;
@@ -144,7 +165,7 @@ void pnbc_mbox_comm_free(uint32_t cid);
 void pnbc_mbox_fini(void);
 /* Sender: where do our messages to o go (looked up until known)? */
 int pnbc_mbox_out_state(mbox_out_t *o, const mbox_comm_t *mc, int me, int peer);
-/* Sender: write a message into o's next cell; false: no room yet. */
+/* Sender: write a message into o's ring; false: no room yet. */
 bool pnbc_mbox_write(mbox_out_t *o, uint64_t key, uint32_t cid, const char *flat,
                      opal_convertor_t *conv, size_t bytes, int *err);
 /* Receiver: find the message `key` from n; calls deliver(arg, data,

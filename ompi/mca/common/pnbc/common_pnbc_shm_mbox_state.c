@@ -176,11 +176,12 @@ void pnbc_mbox_fini(void)
                     next = sp->next;
                     free(sp);
                 }
-                free(n->ring.done);
+                free(n->ring.bits);
                 free(n);
             }
             if (NULL != j->out[v]) {
                 pnbc_shm_region_release(j->out[v]->region);
+                free(j->out[v]->ring.bits);
                 free(j->out[v]);
             }
         }

@@ -23,32 +23,43 @@
  * a receive of that tier; a ring per on-node process of the job):
  *
  *     header | table[nrings] {sender vpid, offset}
- *            | ring: tail | cell 0 | cell 1 | ...    per on-node sender
- *     cell:  [full | key | len | cid | data (payload bytes)]
+ *            | ring: tail, want | unit 0 | unit 1 | ...   per on-node sender
+ *     message: [full | key | len | cid | data]   from the start of a unit
  *
- * Protocol.  Both sides count the ring's cells: the sender writes cell
- * w (w = 0, 1, ...) into place w % ncells once the receiver's `tail` (its
- * oldest untaken cell, on the ring's own line) has passed w - ncells,
- * then full = w + 1 (release); it reads `tail` only when what it saw
- * last does not tell.  The key is (call tag, pair_seq) and the
- * communicator's context id: the call's tag agrees on every rank,
- * pair_seq is the message's place among those of the pair in the
- * schedule.  The receiver looks at the cells from its oldest untaken one
- * on, takes the one with its key and communicator and moves its tail
- * over the cells taken: messages of other calls or of later rounds stay
- * where they are.  When all ncells cells are written and untaken, the
- * sender is stuck: the receiver then copies the oldest into private
- * memory (a spill list, searched first), from the receive that does not
- * find its message, or -- for a receiver busy with something else --
- * from its progress, which a sender that has waited a while wakes
- * through the header's `wanted`.  So no call waits for one that is not
- * running.
+ * A ring is a power of two of units of 128 bytes (MBOX_UNIT).  A message
+ * of up to 96 bytes takes one; a larger one whole pages (32 units), from
+ * a page's start, and none runs past the ring's end: a skip header (key
+ * MBOX_SKIP) passes the units in between.  So small messages queue
+ * hundreds deep in the room of a few large ones, and a receiver reading
+ * a large one keeps off the lines the sender writes next (packed, they
+ * measured slower here; docs/nbc.md).
+ *
+ * Protocol.  Both sides count the ring's units: the sender writes the
+ * message at unit u (its header's full = u + 1, release) once the
+ * receiver's `tail` (its oldest untaken unit, on the ring's own line)
+ * leaves room up to the unit after it, which it clears when an older
+ * message's middle lies there: where the receiver looks next never reads
+ * as written before it is (the sender keeps a bit per unit: does a middle
+ * lie there?).  It reads `tail` only when what it saw last does not
+ * tell.  The key is (call tag, pair_seq) and the communicator's context
+ * id: the call's tag agrees on every rank, pair_seq is the message's
+ * place among those of the pair in the schedule.  The receiver looks at
+ * the messages from its oldest untaken one on, takes the one with its key
+ * and communicator and moves its tail over the ones taken (a bit per
+ * unit: taken?): messages of other calls or of later rounds stay where
+ * they are.  A sender without room for long says which tail it waits for
+ * (`want`, beside the tail); the receiver then copies the oldest messages
+ * into private memory (a spill list, searched first), from the receive
+ * that does not find its message, or -- for a receiver busy with
+ * something else -- from its progress, which a sender that has waited a
+ * while wakes through the header's `wanted`.  So no call waits for one
+ * that is not running.
  *
  * Agreement: messages of a retagged schedule, intracommunicator, same
  * node and job (pnbc_mbox_tier(); the parameters must be equal
- * everywhere): tier 0, coll_pnbc_nbc_mailbox_cells cells, takes those
- * below coll_pnbc_nbc_shm_min_bytes; tier 1, coll_pnbc_nbc_mailbox_large_cells
- * cells of coll_pnbc_nbc_mailbox_large_bytes, those of collectives whose
+ * everywhere): tier 0, room for coll_pnbc_nbc_mailbox_cells of its
+ * largest, takes those below coll_pnbc_nbc_shm_min_bytes; tier 1, room
+ * for coll_pnbc_nbc_mailbox_large_cells, those of collectives whose
  * senders gain from running ahead (pnbc_large_msgs_t.retag_eager: bcast,
  * whose root would otherwise wait for each receiver's call, and reduce,
  * whose root would fold each message while its sender waits) up to that
