@@ -57,7 +57,7 @@ static void ring_shape(int tier, uint32_t *nunits, size_t *payload, size_t *ring
         n <<= 1;
     }
     *nunits = n;
-    *ring_size = SHM_LINE + (size_t) n * MBOX_UNIT;
+    *ring_size = MBOX_RING_HEAD + (size_t) n * MBOX_UNIT;
 }
 
 /* Map every page of a ring at its first use: a ring's first lap would
@@ -115,8 +115,8 @@ static void bits_fill(mbox_ring_t *g, uint64_t u, uint64_t n)
 static void ring_attach(mbox_ring_t *g, char *ring, uint32_t nunits, size_t payload)
 {
     g->tail = (volatile uint64_t *) ring;
-    g->want = (volatile uint64_t *) ring + 1;
-    g->units = ring + SHM_LINE;
+    g->want = (volatile uint64_t *) (ring + SHM_LINE);
+    g->units = ring + MBOX_RING_HEAD;
     g->mask = nunits - 1;
     g->payload = payload;
     g->max_units = mbox_units(payload);
@@ -254,7 +254,7 @@ static bool out_attach(mbox_out_t *o, int me)
         sizeof(*h) + h->nrings * sizeof(*table) > r->size) {
         return false;
     }
-    const size_t ring_size = SHM_LINE + (size_t) h->nunits * MBOX_UNIT;
+    const size_t ring_size = MBOX_RING_HEAD + (size_t) h->nunits * MBOX_UNIT;
     for (uint32_t k = 0; k < h->nrings; ++k) {
         if (table[k].sender == me && table[k].offset + ring_size <= r->size) {
             o->ring.bits = calloc((h->nunits + 63) / 64, sizeof(*o->ring.bits));

@@ -29,13 +29,17 @@ static inline int mbox_tag(int tier)
  * and one of more than a unit starts on a page (MBOX_PAGE_UNITS). */
 #define MBOX_UNIT       SHM_LINE
 #define MBOX_PAGE_UNITS (4096 / MBOX_UNIT)
+/* A ring's own lines before its units: `tail` (the receiver's) and
+ * `want` (a stuck sender's: on the tail's line, its stores took the line
+ * from the receiver, which stores the tail at every message; docs/nbc-rings.md) */
+#define MBOX_RING_HEAD  (2 * SHM_LINE)
 #define MBOX_UNITS_MAX  (UINT32_C(1) << 16)   /* unless the largest message needs more */
 /* the key of a header that only makes the next message start further on
  * (len: the units to pass) */
 #define MBOX_SKIP       UINT64_MAX
 
 /* The block: header | table[nrings] | rings; a ring: its `tail` line,
- * then nunits units of MBOX_UNIT bytes. */
+ * its `want` line, then nunits units of MBOX_UNIT bytes. */
 typedef struct mbox_header_t {
     uint64_t magic;
     uint32_t nrings;
@@ -79,8 +83,8 @@ static inline uint64_t mbox_units(uint64_t len)
 /* A ring as either side sees it. */
 typedef struct mbox_ring_t {
     volatile uint64_t *tail;    /* shared: the receiver's oldest untaken unit */
-    volatile uint64_t *want;    /* shared (the tail's line): the tail a stuck
-                                   sender waits for */
+    volatile uint64_t *want;    /* shared (a line of its own): the tail a
+                                   stuck sender waits for */
     char *units;
     uint64_t mask;              /* nunits - 1 */
     uint64_t max_units;         /* of the largest message */
