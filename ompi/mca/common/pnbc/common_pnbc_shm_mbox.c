@@ -64,7 +64,7 @@ static void ring_shape(int tier, uint32_t *nunits, size_t *payload, size_t *ring
  * otherwise take pages the process has not touched, one every few calls.
  * On a VM a first touch costs ~10-20 us (docs/many/first-start.md); one
  * MADV_POPULATE_WRITE for the ring's pages costs a third of touching
- * them (docs/nbc.md).  Without it (Linux < 5.14: EINVAL) each page is
+ * them (docs/nbc-rings.md).  Without it (Linux < 5.14: EINVAL) each page is
  * touched: the sender writing, each word unchanged (an atomic add of 0),
  * the receiver reading. */
 static void ring_touch(const mbox_ring_t *g, bool write)
@@ -119,7 +119,6 @@ static void ring_attach(mbox_ring_t *g, char *ring, uint32_t nunits, size_t payl
     g->units = ring + MBOX_RING_HEAD;
     g->mask = nunits - 1;
     g->payload = payload;
-    g->max_units = mbox_units(payload);
     g->next = 0;
     g->seen = 0;
 }
@@ -308,10 +307,10 @@ bool pnbc_mbox_write(mbox_out_t *o, uint64_t key, uint32_t cid, const char *flat
         *err = MPI_ERR_INTERN;  /* the parameters differ between us */
         return true;
     }
-    /* A message of more than a unit starts on a page (a receiver reading
-     * it then keeps off the lines of the next one, which measured faster
-     * than packing them, docs/nbc.md), and none wraps: a skip header
-     * passes the units in between. */
+    /* A message of more than a unit takes whole pages from a page's
+     * start (mbox_units(): packed, rooted 4 KiB calls measured slower,
+     * docs/nbc-rings.md), and none wraps: a skip header passes the units
+     * in between. */
     const uint64_t k = mbox_units(bytes);
     const uint64_t pos = u & g->mask;
     uint64_t skip = (k > 1) ? (MBOX_PAGE_UNITS - pos % MBOX_PAGE_UNITS) % MBOX_PAGE_UNITS : 0;
@@ -327,7 +326,7 @@ bool pnbc_mbox_write(mbox_out_t *o, uint64_t key, uint32_t cid, const char *flat
         if (end > g->seen + g->mask) {
             /* The receiver usually just lags: only after a while say
              * what room we wait for (what every message tried needs), on
-             * the tail's line, and wake its progress (the header's) */
+             * the ring's want line, and wake its progress (the header's) */
             if (0 == (++o->stuck & 63)) {
                 if (end - g->mask > o->want) {
                     o->want = end - g->mask;

@@ -87,7 +87,6 @@ typedef struct mbox_ring_t {
                                    stuck sender waits for */
     char *units;
     uint64_t mask;              /* nunits - 1 */
-    uint64_t max_units;         /* of the largest message */
     size_t payload;             /* the largest message */
     uint64_t next;              /* sender: the next unit to write;
                                    receiver: its oldest untaken message's */

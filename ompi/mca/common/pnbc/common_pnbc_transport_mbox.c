@@ -23,7 +23,7 @@
  * a receive of that tier; a ring per on-node process of the job):
  *
  *     header | table[nrings] {sender vpid, offset}
- *            | ring: tail, want | unit 0 | unit 1 | ...   per on-node sender
+ *            | ring: tail line | want line | unit 0 | unit 1 | ...  per sender
  *     message: [full | key | len | cid | data]   from the start of a unit
  *
  * A ring is a power of two of units of 128 bytes (MBOX_UNIT).  A message
@@ -32,7 +32,7 @@
  * MBOX_SKIP) passes the units in between.  So small messages queue
  * hundreds deep in the room of a few large ones, and a receiver reading
  * a large one keeps off the lines the sender writes next (packed, they
- * measured slower here; docs/nbc.md).
+ * measured slower here; docs/nbc-rings.md).
  *
  * Protocol.  Both sides count the ring's units: the sender writes the
  * message at unit u (its header's full = u + 1, release) once the
@@ -48,7 +48,7 @@
  * and communicator and moves its tail over the ones taken (a bit per
  * unit: taken?): messages of other calls or of later rounds stay where
  * they are.  A sender without room for long says which tail it waits for
- * (`want`, beside the tail); the receiver then copies the oldest messages
+ * (`want`, a line after the tail); the receiver then copies the oldest messages
  * into private memory (a spill list, searched first), from the receive
  * that does not find its message, or -- for a receiver busy with
  * something else -- from its progress, which a sender that has waited a
