@@ -72,7 +72,7 @@ typedef struct pnbc_engine_params_t {
                                        nbc_mailbox_large_bytes through a ring
                                        with room for this many (0: paired) */
     int nbc_mailbox_large_bytes;
-    int nbc_mailbox_declined_bytes; /* the large cells' size at a receiver
+    int nbc_mailbox_declined_bytes; /* the large ring's largest message at a receiver
                                        that declines single copy
                                        (pnbc_shm_offer_floor) */
     int nbc_single_copy_min_bytes;  /* a retagged schedule's receiver asks
@@ -288,7 +288,7 @@ static inline void pnbc_engine_unlock(void)
  *   their local-group traffic  PNBC_TAG_FIRST - [2^27, 2^28)
  *   nonblocking calls' mailbox messages when the receiver has no mailbox
  *                              PNBC_TAG_FIRST + 2^20 + (0, 2^26] (small
- *                              cells) and + (2^26, 2^27] (large cells): the
+ *                              ring) and + (2^26, 2^27] (large ring): the
  *                              call's tag moved above the collective window
  *                              (pnbc_mbox_fallback_tag), apart from every
  *                              other transport's messages of the call

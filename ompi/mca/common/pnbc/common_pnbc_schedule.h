@@ -189,7 +189,7 @@ typedef struct pnbc_large_msgs_t {
                            (pnbc_shm_oversubscribed()) */
     bool retag_eager;   /* a retagged schedule's messages up to
                            coll_pnbc_nbc_mailbox_large_bytes go through the
-                           mailbox's large cells, so that a sender runs
+                           mailbox's large ring, so that a sender runs
                            ahead as it does over a persistent request's
                            boxes, instead of being paired per call */
     bool shared_copy;   /* an offered message's sender, otherwise idle

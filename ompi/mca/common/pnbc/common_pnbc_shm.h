@@ -321,7 +321,7 @@ static inline bool pnbc_shm_shared_size(const pnbc_channel_t *ch, size_t bytes)
     return ch->large.shared_copy && bytes >= (size_t) min && pnbc_shm_shared_possible();
 }
 
-/* The size of a large mailbox cell at a receiver that published offer
+/* The largest message of the large mailbox ring at a receiver that published offer
  * floor `floor`: coll_pnbc_nbc_mailbox_large_bytes, or
  * coll_pnbc_nbc_mailbox_declined_bytes if it declines single copy. */
 static inline size_t pnbc_mbox_large_payload(size_t floor)
@@ -333,8 +333,8 @@ static inline size_t pnbc_mbox_large_payload(size_t floor)
 
 /* Which mailbox ring carries a retagged schedule's on-node message a of
  * `bytes` (both sides decide alike: the parameters must be equal
- * everywhere): 0 the small cells, 1 the large cells, -1 none (the shm
- * slots, paired per call, or the PML).  The large cells take the
+ * everywhere): 0 the small ring, 1 the large ring, -1 none (the shm
+ * slots, paired per call, or the PML).  The large ring takes the
  * collectives whose senders gain from running ahead
  * (pnbc_large_msgs_t.retag_eager), and every collective's messages to a
  * receiver that declines single copy (a paired slot would stream them,
@@ -348,7 +348,7 @@ static inline int pnbc_mbox_tier(const pnbc_channel_t *ch, const pnbc_action_t *
     if (p->nbc_mailbox_large_cells <= 0) {
         return -1;
     }
-    /* a message both sides copy goes paired: the large cells would take
+    /* a message both sides copy goes paired: the large ring would take
      * two copies, one after the other */
     if (bytes <= (size_t) p->nbc_mailbox_large_bytes && ch->large.retag_eager &&
         !pnbc_shm_shared_size(ch, bytes)) {

@@ -14,8 +14,8 @@
  *  - its slots ask for no offer (pnbc_shm_offer_floor(); the receiver
  *    alone decides, the sender reads the answer in the slot), and
  *  - a nonblocking schedule's messages to it from
- *    coll_pnbc_nbc_shm_min_bytes up to the large cells' size take the
- *    large mailbox cells (pnbc_mbox_tier()), which let its senders run
+ *    coll_pnbc_nbc_shm_min_bytes up to the large ring's largest take the
+ *    large mailbox ring (pnbc_mbox_tier()), which lets its senders run
  *    ahead; a paired slot would stream them with the sender waiting.
  * The second is decided by both sides of a message, so both read the
  * receiver's published floor (pnbc_shm_recv_floor()), whatever their own

@@ -13,7 +13,7 @@
  *     costs ~12 us a page, and a ring spans sixteen; docs/nbc.md, "One
  *     ring per pair of processes");
  *   - per communicator and tier (mbox_comm_t): its context id (the
- *     cells' match) and references, made at its first bind; each bound
+ *     messages' match) and references, made at its first bind; each bound
  *     action holds one (and its ring's state), comm_free drops the
  *     communicator's.
  *

@@ -4,8 +4,8 @@
  *
  * The mailbox transport: small messages of retagged schedules (cached
  * nonblocking instances) between processes of one node, through a ring
- * of cells per pair of processes (whatever the communicator), matched by
- * the call.
+ * per pair of processes (whatever the communicator), matched by the
+ * call.
  *
  * Why a third transport
  * ---------------------
@@ -95,7 +95,7 @@ typedef struct mbox_act_t {
     pnbc_channel_t ch;
     ompi_request_t *req;        /* the pml fallback's */
     int tier;                   /* pnbc_mbox_tier() */
-    /* RECV folding its message into a reduction straight from the cell
+    /* RECV folding its message into a reduction straight from the ring
      * (a->fold, see mbox_commit); NULL: copy it out */
     shm_fold_t *fold;
     bool done;
@@ -310,7 +310,7 @@ static int link_sends(pnbc_schedule_t *s)
 
 /* A receive through a ring (not the pml fallback, known at bind) whose
  * REDUCE commit found foldable (a->fold, find_folds()) does it while
- * taking the message from its cell: no copy out, no second pass. */
+ * taking the message from the ring: no copy out, no second pass. */
 static int mbox_commit(pnbc_schedule_t *s, const pnbc_channel_t *ch)
 {
     (void) ch;
@@ -378,7 +378,7 @@ static void mbox_unbind(pnbc_action_t *a)
 const pnbc_transport_t pnbc_transport_mbox = {
     .name = "mbox",
     /* a SEND is done once its message is in the receiver's ring; a RECV
-     * can fold it into a reduction from the cell */
+     * can fold it into a reduction from the ring */
     .caps = PNBC_TCAP_EAGER_SEND | PNBC_TCAP_FOLD,
     .bind = mbox_bind,
     .commit = mbox_commit,
