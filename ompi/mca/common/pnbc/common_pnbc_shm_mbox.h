@@ -30,8 +30,8 @@ static inline int mbox_tag(int tier)
 #define MBOX_UNIT       SHM_LINE
 #define MBOX_PAGE_UNITS (4096 / MBOX_UNIT)
 /* A ring's own lines before its units: `tail` (the receiver's) and
- * `want` (a stuck sender's: on the tail's line, its stores took the line
- * from the receiver, which stores the tail at every message; docs/nbc-rings.md) */
+ * `want` (a stuck sender's: kept off the tail's line, which the receiver
+ * stores at every message; docs/nbc-rings.md) */
 #define MBOX_RING_HEAD  (2 * SHM_LINE)
 #define MBOX_UNITS_MAX  (UINT32_C(1) << 16)   /* unless the largest message needs more */
 /* the key of a header that only makes the next message start further on
