@@ -394,6 +394,12 @@ static inline bool sender_waits(const mbox_ring_t *g)
     return __atomic_load_n(g->want, __ATOMIC_RELAXED) > g->next;
 }
 
+/* The units from a written header to the next one. */
+static inline uint64_t msg_span(const mbox_msg_t *c)
+{
+    return (MBOX_SKIP == c->key) ? c->len : mbox_units(c->len);
+}
+
 /* Copy the oldest message aside (the spill list keeps arrival order). */
 static void ring_spill_oldest(mbox_in_t *n)
 {
@@ -419,7 +425,7 @@ static void ring_spill_oldest(mbox_in_t *n)
         *end = s;
         n->spilled++;
     }
-    ring_advance(g, g->next + ((MBOX_SKIP == c->key) ? c->len : mbox_units(c->len)));
+    ring_advance(g, g->next + msg_span(c));
 }
 
 bool pnbc_mbox_take(mbox_in_t *n, uint64_t key, uint32_t cid,
@@ -440,12 +446,9 @@ bool pnbc_mbox_take(mbox_in_t *n, uint64_t key, uint32_t cid,
         if (__atomic_load_n(&c->full, __ATOMIC_ACQUIRE) != u + 1) {
             break;              /* written in order: nothing after it */
         }
-        if (MBOX_SKIP == c->key) {
-            u += c->len;
-            if (u - c->len == g->next) {
-                ring_advance(g, u);
-                u = g->next;
-            }
+        if (MBOX_SKIP == c->key && u == g->next) {
+            ring_advance(g, u + c->len);    /* the oldest: the tail passes it */
+            u = g->next;
             continue;
         }
         if (c->key == key && c->cid == cid && !bit_get(g, u)) {
@@ -457,7 +460,7 @@ bool pnbc_mbox_take(mbox_in_t *n, uint64_t key, uint32_t cid,
             }
             return true;
         }
-        u += mbox_units(c->len);
+        u += msg_span(c);
     }
     if (sender_waits(g)) {
         ring_spill_oldest(n);   /* ours is not among them */
