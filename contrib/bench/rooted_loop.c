@@ -10,10 +10,14 @@
  * its voluntary and involuntary context switches per call (getrusage).
  * Oversubscribed (more ranks than cores, mpi_yield_when_idle 1), a rank
  * that polls in vain yields the CPU: system time and context switches
- * show how often (docs/nbc-rings.md).
+ * show how often (docs/nbc-rings.md).  On x86-64 each rank also says how
+ * many time-stamp-counter ticks a call spent in the call itself and in
+ * MPI_Wait: a rank that never waits sets the pace.  SPIN makes one rank
+ * count to SPINS after each call (before its wait): the rank whose
+ * extra work does not lengthen the loop had that much slack.
  *
- * Usage: rooted_loop n|p|b bcast|reduce|gather [N [BYTES]]
- *        (default N 200000, BYTES 8; BYTES per rank, a multiple of 8)
+ * Usage: rooted_loop n|p|b bcast|reduce|gather [N [BYTES [ROOT [RANK:SPINS]]]]
+ *        (default N 200000, BYTES 8, ROOT 0; BYTES per rank, a multiple of 8)
  */
 #include <mpi.h>
 #include <mpi-ext.h>
@@ -21,6 +25,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#if defined(__x86_64__)
+#include <x86intrin.h>
+#define TICKS() __rdtsc()
+#else
+#define TICKS() 0ULL
+#endif
 
 enum { BCAST, REDUCE, GATHER };
 
@@ -47,6 +57,11 @@ int main(int argc, char **argv)
                                                                                     : GATHER;
     const int n = (argc > 3) ? atoi(argv[3]) : 200000;
     const int count = ((argc > 4) ? atoi(argv[4]) : 8) / 8;
+    const int root = (argc > 5) ? atoi(argv[5]) % np : 0;
+    const int spin_rank = (argc > 6) ? atoi(argv[6]) : -1;
+    const char *colon = (argc > 6) ? strchr(argv[6], ':') : NULL;
+    const long spins = (NULL != colon) ? atol(colon + 1) : 0;
+    volatile long sink = 0;
     double *sbuf = calloc((size_t) count, sizeof(double));
     double *rbuf = calloc((size_t) count * np, sizeof(double));
     MPI_Request req = MPI_REQUEST_NULL;
@@ -54,11 +69,11 @@ int main(int argc, char **argv)
 
     if ('p' == mode) {
         if (BCAST == coll) {
-            MPIX_Bcast_init(sbuf, count, MPI_DOUBLE, 0, w, MPI_INFO_NULL, &req);
+            MPIX_Bcast_init(sbuf, count, MPI_DOUBLE, root, w, MPI_INFO_NULL, &req);
         } else if (REDUCE == coll) {
-            MPIX_Reduce_init(sbuf, rbuf, count, MPI_DOUBLE, MPI_SUM, 0, w, MPI_INFO_NULL, &req);
+            MPIX_Reduce_init(sbuf, rbuf, count, MPI_DOUBLE, MPI_SUM, root, w, MPI_INFO_NULL, &req);
         } else {
-            MPIX_Gather_init(sbuf, count, MPI_DOUBLE, rbuf, count, MPI_DOUBLE, 0, w,
+            MPIX_Gather_init(sbuf, count, MPI_DOUBLE, rbuf, count, MPI_DOUBLE, root, w,
                              MPI_INFO_NULL, &req);
         }
     }
@@ -68,41 +83,58 @@ int main(int argc, char **argv)
         MPI_Barrier(w);
         getrusage(RUSAGE_SELF, &r0);
         const double t0 = MPI_Wtime();
+        unsigned long long in_call = 0, in_wait = 0;
         for (int i = 0; i < iters; ++i) {
+            const unsigned long long k0 = TICKS();
             if ('p' == mode) {
                 MPI_Start(&req);
             } else if (BCAST == coll) {
-                if ('n' == mode) MPI_Ibcast(sbuf, count, MPI_DOUBLE, 0, w, &req);
-                else MPI_Bcast(sbuf, count, MPI_DOUBLE, 0, w);
+                if ('n' == mode) MPI_Ibcast(sbuf, count, MPI_DOUBLE, root, w, &req);
+                else MPI_Bcast(sbuf, count, MPI_DOUBLE, root, w);
             } else if (REDUCE == coll) {
-                if ('n' == mode) MPI_Ireduce(sbuf, rbuf, count, MPI_DOUBLE, MPI_SUM, 0, w, &req);
-                else MPI_Reduce(sbuf, rbuf, count, MPI_DOUBLE, MPI_SUM, 0, w);
+                if ('n' == mode) MPI_Ireduce(sbuf, rbuf, count, MPI_DOUBLE, MPI_SUM, root, w, &req);
+                else MPI_Reduce(sbuf, rbuf, count, MPI_DOUBLE, MPI_SUM, root, w);
             } else {
-                if ('n' == mode) MPI_Igather(sbuf, count, MPI_DOUBLE, rbuf, count, MPI_DOUBLE, 0,
-                                             w, &req);
-                else MPI_Gather(sbuf, count, MPI_DOUBLE, rbuf, count, MPI_DOUBLE, 0, w);
+                if ('n' == mode) MPI_Igather(sbuf, count, MPI_DOUBLE, rbuf, count, MPI_DOUBLE,
+                                             root, w, &req);
+                else MPI_Gather(sbuf, count, MPI_DOUBLE, rbuf, count, MPI_DOUBLE, root, w);
             }
+            const unsigned long long k1 = TICKS();
+            if (rank == spin_rank) {
+                for (long k = 0; k < spins; ++k) {
+                    sink = sink + 1;
+                }
+            }
+            const unsigned long long k2 = TICKS();
             if ('b' != mode) {
                 MPI_Wait(&req, MPI_STATUS_IGNORE);
             }
+            in_call += k1 - k0;
+            in_wait += TICKS() - k2;
         }
         const double t = MPI_Wtime() - t0;
         getrusage(RUSAGE_SELF, &r1);
         if (0 == pass) {
             continue;
         }
-        double mine[4] = { (usec(r1.ru_utime) - usec(r0.ru_utime)) / n,
+        double mine[6] = { (usec(r1.ru_utime) - usec(r0.ru_utime)) / n,
                            (usec(r1.ru_stime) - usec(r0.ru_stime)) / n,
                            (double) (r1.ru_nvcsw - r0.ru_nvcsw) / n,
-                           (double) (r1.ru_nivcsw - r0.ru_nivcsw) / n };
-        double *all = malloc(4 * sizeof(double) * np), tmax;
-        MPI_Gather(mine, 4, MPI_DOUBLE, all, 4, MPI_DOUBLE, 0, w);
+                           (double) (r1.ru_nivcsw - r0.ru_nivcsw) / n,
+                           (double) in_call / n, (double) in_wait / n };
+        double *all = malloc(6 * sizeof(double) * np), tmax;
+        MPI_Gather(mine, 6, MPI_DOUBLE, all, 6, MPI_DOUBLE, 0, w);
         MPI_Reduce(&t, &tmax, 1, MPI_DOUBLE, MPI_MAX, 0, w);
         if (0 == rank) {
-            printf("%c %s %d B: %.3f us/call", mode, argv[2], 8 * count, tmax / n * 1e6);
+            printf("%c %s %d B root %d: %.3f us/call", mode, argv[2], 8 * count, root,
+                   tmax / n * 1e6);
             for (int k = 0; k < np; ++k) {
-                printf(" | rank %d: user %.2f sys %.2f us, csw %.3f + %.3f", k, all[4 * k],
-                       all[4 * k + 1], all[4 * k + 2], all[4 * k + 3]);
+                const double *a = &all[6 * k];
+                printf(" | rank %d: user %.2f sys %.2f us, csw %.3f + %.3f", k, a[0], a[1], a[2],
+                       a[3]);
+                if (TICKS() != 0) {
+                    printf(", ticks in call %.0f, in wait %.0f", a[4], a[5]);
+                }
             }
             printf("\n");
         }

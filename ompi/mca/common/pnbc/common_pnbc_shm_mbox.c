@@ -367,6 +367,9 @@ bool pnbc_mbox_write(mbox_out_t *o, uint64_t key, uint32_t cid, const char *flat
         __atomic_store_n(&s->full, u + 1, __ATOMIC_RELEASE);
     }
     g->next = end;
+    if (end <= g->seen + g->mask) {
+        shm_prefetch_write(msg_at(g, end));     /* see shm_prefetch_write() */
+    }
     return true;
 }
 
