@@ -41,6 +41,7 @@ BEGIN_C_DECLS
                                              message into the receiver's
                                              buffer (see pnbc_shm_send_write) */
 #define SHM_DEEP        8       /* boxes per slot for one-box messages */
+#define SHM_DEEP_LINE   128     /* ... of a line, processes outnumbering CPUs */
 #define SHM_STREAM_DEPTH 4      /* boxes per slot of a streamed message */
 #define SHM_RETAG_PIECES 4      /* a retagged schedule's message of at least
                                    this many times SHM_PRESSED_MIN bytes
@@ -400,8 +401,17 @@ static inline shm_shape_t slot_shape(const shm_action_t *t, int pressure)
         }
         /* a lockstep collective's sender never runs further ahead: more
          * boxes would only be memory, each page of which costs a first
-         * touch in both processes (docs/many/lockstep.md) */
-        const int deep = (t->ch.large.lockstep && !OMPI_COMM_IS_INTER(t->ch.comm)) ? 2 : SHM_DEEP;
+         * touch in both processes (docs/many/lockstep.md).  Where the
+         * job's processes outnumber the CPUs, a sender of messages of a
+         * line (a rooted call's) runs SHM_DEEP_LINE ahead: with fewer it
+         * found its boxes full and gave up the CPU at every few starts
+         * (np=4 on 2 cores, 8 B bcast 1.67 against 0.36 µs; 16 KiB a
+         * slot, docs/nbc-rings.md, session 21). */
+        const bool lockstep = t->ch.large.lockstep && !OMPI_COMM_IS_INTER(t->ch.comm);
+        const int deep = lockstep ? 2
+                         : (shm_box_size(bytes) <= SHM_LINE && pnbc_shm_oversubscribed())
+                             ? SHM_DEEP_LINE
+                             : SHM_DEEP;
         return (shm_shape_t) { bytes, (0 == pressure) ? deep : (1 == pressure) ? 2 : 1,
                                false };
     }
