@@ -41,7 +41,7 @@ BEGIN_C_DECLS
                                              message into the receiver's
                                              buffer (see pnbc_shm_send_write) */
 #define SHM_DEEP        8       /* boxes per slot for one-box messages */
-#define SHM_DEEP_LINE   128     /* ... of a line, processes outnumbering CPUs */
+#define SHM_DEEP_LINE   128     /* ... of a line where processes outnumber CPUs */
 #define SHM_STREAM_DEPTH 4      /* boxes per slot of a streamed message */
 #define SHM_RETAG_PIECES 4      /* a retagged schedule's message of at least
                                    this many times SHM_PRESSED_MIN bytes
