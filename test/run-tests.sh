@@ -288,14 +288,14 @@ run_case shm-dear-mixed-nbc-np3 "$MPIRUN" $(mpiargs 1) --oversubscribe --mca mpi
 # Nonblocking messages of 8-256 KiB to a receiver that declines take the
 # large mailbox ring, by the floor it published in the modex (both sides
 # read the same): with rank 0 alone declining, an alltoall (its row asks for
-# no large cells) builds large rings at rank 0 and at no other rank.
+# no large ring) builds large rings at rank 0 and at no other rank.
 expect_dear_cells='
 out=$("$@" 2>&1); rc=$?
 echo "$out" | grep -v "coll:pnbc" | tail -n 20
 [ $rc -eq 0 ] || { echo "FAIL dear-cells: exit $rc"; exit 1; }
 big="[0-9]+ rings of [0-9]+ units \\(messages of up to [0-9]{5,} bytes\\)"
-echo "$out" | grep -qE "rank 0: $big" || { echo "FAIL dear-cells: rank 0 built no large cells"; exit 1; }
-! echo "$out" | grep -E "rank [1-9][0-9]*: $big" || { echo "FAIL dear-cells: a rank that takes single copy built large cells"; exit 1; }
+echo "$out" | grep -qE "rank 0: $big" || { echo "FAIL dear-cells: rank 0 built no large ring"; exit 1; }
+! echo "$out" | grep -E "rank [1-9][0-9]*: $big" || { echo "FAIL dear-cells: a rank that takes single copy built a large ring"; exit 1; }
 echo "PASS dear-cells"
 '
 # shellcheck disable=SC2046,SC2086
