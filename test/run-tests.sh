@@ -218,7 +218,7 @@ for alg in linear binomial pipeline reduce_scatter_gather; do
     run_case "conformance-shm-fold-reduce-$alg-np4" "$MPIRUN" $(mpiargs 4) --mca coll_pnbc_shm_frag_bytes 1024 \
         --mca coll_pnbc_shm_stream_frag_bytes 1001 --mca coll_pnbc_reduce_algorithm $alg "$(bin conformance)" --quick
 done
-for alg in recursive_doubling rabenseifner ring reduce_bcast; do
+for alg in recursive_doubling rabenseifner ring reduce_bcast direct; do
     # shellcheck disable=SC2046
     run_case "conformance-shm-fold-allreduce-$alg-np3" "$MPIRUN" $(mpiargs 3) --mca coll_pnbc_shm_frag_bytes 65536 \
         --mca coll_pnbc_allreduce_algorithm $alg "$(bin conformance)" --quick
@@ -358,7 +358,7 @@ done
 # at these sizes, forced (ring with 64-byte segments: many segments).
 A2A_WIN="--mca coll_pnbc_alltoall_algorithm windowed_linear --mca coll_pnbc_alltoallv_algorithm windowed_linear --mca coll_pnbc_alltoallw_algorithm windowed_linear"
 for np in 1 2 3 4 5; do
-    for alg in rabenseifner ring; do
+    for alg in rabenseifner ring direct; do
         # shellcheck disable=SC2046
         run_case "conformance-$alg-np$np" "$MPIRUN" $(mpiargs $np) --mca coll_pnbc_allreduce_algorithm $alg "$(bin conformance)"
     done

@@ -8,6 +8,8 @@
  *
  *   recursive_doubling  latency: log2(p) rounds of whole vectors
  *   reduce_bcast        binomial reduce + binomial bcast
+ *   direct              latency on few ranks: one round, every rank
+ *                       folds every contribution
  *   rabenseifner        bandwidth: recursive-halving reduce-scatter +
  *                       recursive-doubling allgather (commutative ops)
  *   ring                bandwidth, neighbours only: ring reduce-scatter
@@ -140,6 +142,32 @@ void pnbc_allreduce_reduce_bcast(pnbc_schedule_t *s, const pnbc_coll_args_t *a)
     pnbc_reduce_binomial(s, &phase);
     pnbc_sched_round(s);
     pnbc_bcast_binomial(s, &phase);
+}
+
+/*
+ * pnbc_allreduce_direct
+ *   Accepts: any size, count, datatype, op (commutative or not).
+ *   Moves:   one round: every rank sends its contribution to every other
+ *            rank and receives theirs, then folds all p of them from the
+ *            highest rank down (linear reduce's root, on every rank), so
+ *            the order is canonical for any op.  One round instead of
+ *            log2(p) + 2: where ranks share CPUs every round can cost a
+ *            trip through the scheduler.  p-1 messages each way and p-1
+ *            landing operands per rank: a small-vector algorithm.
+ *
+ *   p=3, rank 1:  send in -> 0, 2; recv t0 <- 0, rbuf <- 2 | rbuf = in (op)
+ *                 rbuf; rbuf = t0 (op) rbuf
+ */
+void pnbc_allreduce_direct(pnbc_schedule_t *s, const pnbc_coll_args_t *a)
+{
+    pnbc_reduce_view_t v;
+
+    if (0 == a->count) {
+        return;
+    }
+    pnbc_view_open(s, a, &v);
+    pnbc_sched_round(s);
+    pnbc_reduce_linear_fold(s, &v, true);
 }
 
 /* ------------------------------------------------------------------ */
@@ -444,6 +472,7 @@ void pnbc_allreduce_ring(pnbc_schedule_t *s, const pnbc_coll_args_t *a)
 const pnbc_algorithm_t pnbc_allreduce_algorithms[] = {
     { "recursive_doubling", pnbc_allreduce_recursive_doubling, NULL },
     { "reduce_bcast", pnbc_allreduce_reduce_bcast, NULL },
+    { "direct", pnbc_allreduce_direct, NULL },
     { "rabenseifner", pnbc_allreduce_rabenseifner, pnbc_usable_commutative },
     { "ring", pnbc_allreduce_ring, pnbc_usable_commutative },
     { NULL, NULL, NULL }

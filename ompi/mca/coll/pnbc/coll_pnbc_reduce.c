@@ -91,6 +91,54 @@ void pnbc_reduce_binomial(pnbc_schedule_t *s, const pnbc_coll_args_t *a)
 }
 
 /*
+ * The linear root's part, on a rank that folds every contribution
+ * (reduce's root, every rank of allreduce's direct): receive the other
+ * p-1 contributions in one round and fold them from the highest rank
+ * down, so the order is canonical for any op.  `share`: in that round
+ * also send this rank's own contribution to every other rank (read from
+ * where it stays intact while the others arrive).
+ */
+void pnbc_reduce_linear_fold(pnbc_schedule_t *s, pnbc_reduce_view_t *v, bool share)
+{
+    const int p = v->args->size, rank = v->args->rank;
+
+    /* Rank p-1's data seeds the accumulator in a writable home. */
+    pnbc_ref_t acc;
+    if (rank == p - 1) {
+        acc = pnbc_view_writable_acc(s, v);
+    } else {
+        acc = v->packed ? pnbc_sched_tmp(s, v->wcount, v->wtype) : v->out;
+        if (pnbc_ref_eq(acc, v->in)) {  /* in place: keep own data apart */
+            v->in = pnbc_sched_tmp(s, v->wcount, v->wtype);
+            pnbc_sched_copy(s, v->out, v->wcount, v->wtype, v->in, v->wcount, v->wtype);
+        }
+        pnbc_view_recv(s, v, acc, p - 1);
+    }
+    pnbc_ref_t *from = (p > 1) ? calloc((size_t) p, sizeof(*from)) : NULL;
+    if (p > 1 && NULL == from) {
+        s->error = OMPI_ERR_OUT_OF_RESOURCE;
+        return;
+    }
+    for (int i = 0; i < p - 1; ++i) {
+        from[i] = (i == rank) ? v->in : pnbc_sched_tmp(s, v->wcount, v->wtype);
+        if (i != rank) {
+            pnbc_view_recv(s, v, from[i], i);
+        }
+    }
+    for (int i = 0; share && i < p; ++i) {
+        if (i != rank) {
+            pnbc_view_send(s, v, v->in, i);
+        }
+    }
+    pnbc_sched_round(s);
+    for (int i = p - 2; i >= 0; --i) {
+        pnbc_sched_reduce(s, from[i], acc, v->wcount, v->wtype, v->op);
+    }
+    free(from);
+    pnbc_view_finish(s, v, acc);
+}
+
+/*
  * pnbc_reduce_linear
  *   Accepts: any size, root, count, datatype, op.
  *   Moves:   every rank sends its contribution to the root in one round;
@@ -99,7 +147,6 @@ void pnbc_reduce_binomial(pnbc_schedule_t *s, const pnbc_coll_args_t *a)
  */
 void pnbc_reduce_linear(pnbc_schedule_t *s, const pnbc_coll_args_t *a)
 {
-    const int p = a->size, rank = a->rank, root = a->root;
     pnbc_reduce_view_t v;
 
     if (0 == a->count) {
@@ -107,39 +154,11 @@ void pnbc_reduce_linear(pnbc_schedule_t *s, const pnbc_coll_args_t *a)
     }
     pnbc_view_open(s, a, &v);
     pnbc_sched_round(s);
-    if (rank != root) {
-        pnbc_view_send(s, &v, v.in, root);
+    if (a->rank != a->root) {
+        pnbc_view_send(s, &v, v.in, a->root);
         return;
     }
-    /* Rank p-1's data seeds the accumulator in a writable home. */
-    pnbc_ref_t acc;
-    if (root == p - 1) {
-        acc = pnbc_view_writable_acc(s, &v);
-    } else {
-        acc = v.packed ? pnbc_sched_tmp(s, v.wcount, v.wtype) : v.out;
-        if (pnbc_ref_eq(acc, v.in)) {   /* in place: keep own data apart */
-            v.in = pnbc_sched_tmp(s, v.wcount, v.wtype);
-            pnbc_sched_copy(s, v.out, v.wcount, v.wtype, v.in, v.wcount, v.wtype);
-        }
-        pnbc_view_recv(s, &v, acc, p - 1);
-    }
-    pnbc_ref_t *from = (p > 1) ? calloc((size_t) p, sizeof(*from)) : NULL;
-    if (p > 1 && NULL == from) {
-        s->error = OMPI_ERR_OUT_OF_RESOURCE;
-        return;
-    }
-    for (int i = 0; i < p - 1; ++i) {
-        from[i] = (i == root) ? v.in : pnbc_sched_tmp(s, v.wcount, v.wtype);
-        if (i != root) {
-            pnbc_view_recv(s, &v, from[i], i);
-        }
-    }
-    pnbc_sched_round(s);
-    for (int i = p - 2; i >= 0; --i) {
-        pnbc_sched_reduce(s, from[i], acc, v.wcount, v.wtype, v.op);
-    }
-    free(from);
-    pnbc_view_finish(s, &v, acc);
+    pnbc_reduce_linear_fold(s, &v, false);
 }
 
 /* ------------------------------------------------------------------ */

@@ -55,6 +55,9 @@ pnbc_ref_t pnbc_view_combine(pnbc_schedule_t *s, pnbc_reduce_view_t *v, pnbc_ref
 void pnbc_view_finish(pnbc_schedule_t *s, pnbc_reduce_view_t *v, pnbc_ref_t acc);
 pnbc_ref_t pnbc_view_writable_acc(pnbc_schedule_t *s, pnbc_reduce_view_t *v);
 
+/* Linear reduce's root part, also allreduce's direct (coll_pnbc_reduce.c) */
+void pnbc_reduce_linear_fold(pnbc_schedule_t *s, pnbc_reduce_view_t *v, bool share);
+
 END_C_DECLS
 
 #endif /* MCA_COLL_PNBC_REDUCE_VIEW_H */
