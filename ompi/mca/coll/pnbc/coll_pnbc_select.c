@@ -123,10 +123,7 @@ typedef struct pnbc_rule_t {
  * that cannot serve the call (commutative op, even or power-of-two p)
  * falls through to the next.  On one node, large blocks go straight from
  * their owner to their destination (linear gather, scatter, allgather):
- * forwarding them through intermediate ranks only adds copies.  Small
- * allreduce and allgather on up to 8 ranks take one round (direct,
- * linear): where ranks share CPUs, every round can cost a trip through
- * the scheduler. */
+ * forwarding them through intermediate ranks only adds copies. */
 static const pnbc_rule_t builtin_rules[] = {
     { PNBC_BCAST, 2, 0, "knomial" },
     { PNBC_BCAST, 4, 131072, "knomial" },
@@ -139,7 +136,6 @@ static const pnbc_rule_t builtin_rules[] = {
     { PNBC_REDUCE, 0, 0, "reduce_scatter_gather" },
     { PNBC_ALLREDUCE, 2, 1048576, "recursive_doubling" },
     { PNBC_ALLREDUCE, 2, 0, "rabenseifner" },
-    { PNBC_ALLREDUCE, 8, 4096, "direct" },
     { PNBC_ALLREDUCE, 0, 256, "recursive_doubling" },
     { PNBC_ALLREDUCE, 3, 65536, "reduce_bcast" },
     { PNBC_ALLREDUCE, 0, 8192, "recursive_doubling" },
@@ -153,6 +149,7 @@ static const pnbc_rule_t builtin_rules[] = {
     { PNBC_SCATTER, 0, 1024, "binomial" },
     { PNBC_SCATTER, 0, 0, "linear" },
     { PNBC_ALLGATHER, 2, 0, "neighbor_exchange" },
+    { PNBC_ALLGATHER, 8, 4096, "neighbor_exchange" },
     { PNBC_ALLGATHER, 8, 0, "linear" },
     { PNBC_ALLGATHER, 0, 1024, "recursive_doubling" },
     { PNBC_ALLGATHER, 0, 1024, "bruck" },
