@@ -6,7 +6,7 @@
  * result checked against values computed locally (nbc_common.h):
  *
  *   outstanding  1000 MPI_Iallreduce with distinct arguments outstanding
- *                at once (more than a cache holds), twice; 1000 outstanding
+ *                at once, twice (or ROUNDS times); 1000 outstanding
  *                MPI_Ibarrier (one key, an instance each); MPI_Ibcast with
  *                a different root each, outstanding together
  *   interleave   a persistent allreduce (MPIX_Allreduce_init + MPI_Start),
@@ -32,6 +32,7 @@
  *                intercommunicator (2+ ranks)
  *
  * Usage: nbc_misc [part]   (default: all parts)
+ *        nbc_misc outstanding ROUNDS
  */
 #include "nbc_common.h"
 
@@ -54,14 +55,14 @@ static void check_rc(int rc, const char *what)
     }
 }
 
-static void part_outstanding(MPI_Comm comm)
+static void part_outstanding(MPI_Comm comm, int rounds)
 {
     const int n = 2;
     long *s = nbc_alloc((size_t) NOUT * n), *r = nbc_alloc((size_t) NOUT * n);
     MPI_Request *req = malloc(NOUT * sizeof(MPI_Request));
     char what[96];
 
-    for (int round = 0; round < 2; ++round) {
+    for (int round = 0; round < rounds; ++round) {
         nbc_poison(r, (size_t) NOUT * n);
         for (int k = 0; k < NOUT; ++k) {
             for (int i = 0; i < n; ++i) s[k * n + i] = nbc_val(nbc_wrank, k * n + i, round);
@@ -495,7 +496,9 @@ int main(int argc, char **argv)
     MPI_Comm_dup(MPI_COMM_WORLD, &comm);
     MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
 
-    if (NULL == only || !strcmp(only, "outstanding")) part_outstanding(comm);
+    if (NULL == only || !strcmp(only, "outstanding")) {
+        part_outstanding(comm, (NULL != only && argc > 2) ? atoi(argv[2]) : 2);
+    }
     if (NULL == only || !strcmp(only, "interleave")) part_interleave(comm);
     if (NULL == only || !strcmp(only, "comms")) part_comms(comm);
     if (NULL == only || !strcmp(only, "freed")) part_freed(comm);

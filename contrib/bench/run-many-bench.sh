@@ -16,8 +16,12 @@
 # costs and the pnbc/libnbc ratios) and OUT/many.png (gnuplot, if found:
 # per-request init and round cost against N).
 #
+# With --nb, each round calls MPI_Iallreduce N times instead, all outstanding
+# until one MPI_Waitall (nonblocking calls repeated with the same arguments;
+# init, free and the late round are 0).
+#
 # Usage: contrib/bench/run-many-bench.sh [--np LIST] [--n LIST] [--sizes LIST]
-#          [--rounds R] [--repeat K] [--impls LIST] [--out DIR] [--timeout S]
+#          [--rounds R] [--repeat K] [--impls LIST] [--out DIR] [--timeout S] [--nb]
 #   defaults: --np 2 --n 1,10,100,1000,10000 --sizes 8,16384 --rounds 19
 #             --repeat 2 --impls pnbc,libnbc,mpich --out many-bench-results
 # Environment: PNBC_COMPONENT_PATH (see mpi-env.sh), MPICC, MPIRUN,
@@ -31,7 +35,7 @@ HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 
 CMDLINE="contrib/bench/run-many-bench.sh${*:+ $*}"
 NPS=2 NS=1,10,100,1000,10000 SIZES=8,16384 ROUNDS=19 REPEAT=2 IMPLS=pnbc,libnbc,mpich
-OUT=many-bench-results TIMEOUT=600
+OUT=many-bench-results TIMEOUT=600 MODE=
 while [ $# -gt 0 ]; do
     case "$1" in
         --np) NPS=$2; shift ;;
@@ -42,6 +46,7 @@ while [ $# -gt 0 ]; do
         --impls) IMPLS=$2; shift ;;
         --out) OUT=$2; shift ;;
         --timeout) TIMEOUT=$2; shift ;;
+        --nb) MODE=nb ;;
         -h|--help) sed -n '2,/^set -u/p' "${BASH_SOURCE[0]}" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
         *) pnbc_log "unknown option: $1 (try --help)"; exit 2 ;;
     esac
@@ -74,11 +79,11 @@ run_one() {     # impl np n size -> one CSV line (or nothing)
             [ "$impl" = libnbc ] && colls=$STOCK_COLL_LIST
             timeout "$TIMEOUT" "$MPIRUN" -np "$np" "${args[@]}" --bind-to none \
                 --mca btl self,vader --mca pml ob1 --mca coll "$colls" \
-                "$BUILD/many_ompi" "$n" "$size" "$ROUNDS" ;;
+                "$BUILD/many_ompi" "$n" "$size" "$ROUNDS" $MODE ;;
         mpich)
             # shellcheck disable=SC2046
             timeout "$TIMEOUT" "$MPIEXEC_MPICH" -n "$np" $(mpich_np_args "$np") \
-                "$BUILD/many_mpich" "$n" "$size" "$ROUNDS" ;;
+                "$BUILD/many_mpich" "$n" "$size" "$ROUNDS" $MODE ;;
     esac
 }
 

@@ -184,6 +184,11 @@ typedef struct pnbc_nbc_cache_t {
     struct pnbc_nbc_request_t *head[PNBC_NLISTS], *tail[PNBC_NLISTS];
     size_t nentries, bytes;                 /* instances held and their bytes */
     size_t nprobation;                      /* on PNBC_LIST_PROBATION */
+    /* Hashes of keys evicted from probation, one per slot (hash & mask;
+     * NULL until the first such eviction): a key found here has come
+     * again and skips probation (coll_pnbc_cache.c) */
+    uint64_t *ghosts;
+    size_t ghost_mask;
     uint64_t hits, misses, evictions;
     /* Per collective, the cached instance its last call ran with, found
      * again by the call's MPI arguments as passed (coll_pnbc_nbc.c) */

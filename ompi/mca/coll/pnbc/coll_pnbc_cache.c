@@ -298,6 +298,41 @@ static void chain_unlink(pnbc_nbc_cache_t *c, pnbc_nbc_request_t *e)
  * touching memory never touched before; bounding the idle ones in
  * probation lets their memory go round instead
  * (coll_pnbc_cache_probation, docs/nbc.md). */
+
+/* Ghosts: a key evicted from probation may come again -- a loop over
+ * more distinct calls than the bound, each ending within its call, looks
+ * like one-off calls until their second round.  Its hash is kept in a
+ * direct-mapped table (a collision forgets the older one); a miss whose
+ * hash is found there is a repeat and skips probation.  Slots: four
+ * times the entry bound (a key then loses its slot to a later one about
+ * once in ten), at least 64, at most PNBC_CACHE_MAX_GHOSTS. */
+#define PNBC_CACHE_MAX_GHOSTS 16384u    /* power of two */
+
+static void ghost_note(pnbc_nbc_cache_t *c, uint64_t hash)
+{
+    if (NULL == c->ghosts) {
+        size_t n = 64;
+        const size_t want = 4 * (size_t) mca_coll_pnbc_component.cache_entries;
+        while (n < want && n < PNBC_CACHE_MAX_GHOSTS) {
+            n <<= 1;
+        }
+        if (NULL == (c->ghosts = calloc(n, sizeof(*c->ghosts)))) {
+            return;
+        }
+        c->ghost_mask = n - 1;
+    }
+    c->ghosts[hash & c->ghost_mask] = hash;
+}
+
+/* Was this key evicted from probation?  (Forgets it: one admission.) */
+static bool ghost_take(pnbc_nbc_cache_t *c, uint64_t hash)
+{
+    if (NULL == c->ghosts || c->ghosts[hash & c->ghost_mask] != hash) {
+        return false;
+    }
+    c->ghosts[hash & c->ghost_mask] = 0;
+    return true;
+}
 static void probation_unlink(pnbc_nbc_cache_t *c, pnbc_nbc_request_t *e)
 {
     list_unlink(c, e, PNBC_LIST_PROBATION);
@@ -310,14 +345,18 @@ void mca_coll_pnbc_cache_promote(mca_coll_pnbc_module_t *m, pnbc_nbc_request_t *
     probation_unlink(&m->cache, e);
 }
 
-/* Take an idle instance out of the cache and destroy it. */
-static void evict(pnbc_nbc_cache_t *c, pnbc_nbc_request_t *e)
+/* Take an idle instance out of the cache and destroy it; a key that had
+ * no hit becomes a ghost unless the cache itself goes (`forget`). */
+static void evict(pnbc_nbc_cache_t *c, pnbc_nbc_request_t *e, bool forget)
 {
     if (c->memo[e->key.coll] == e) {
         c->memo[e->key.coll] = NULL;
     }
     if (e->probation) {
         probation_unlink(c, e);
+        if (!forget) {
+            ghost_note(c, e->hash);
+        }
     }
     list_unlink(c, e, PNBC_LIST_LRU);
     chain_unlink(c, e);
@@ -388,7 +427,7 @@ void mca_coll_pnbc_cache_insert(mca_coll_pnbc_module_t *m, pnbc_nbc_request_t *e
     while (NULL != v && (c->nentries + 1 > max_entries || c->bytes + e->bytes > max_bytes)) {
         pnbc_nbc_request_t *prev = v->prev[PNBC_LIST_LRU];
         if (!pnbc_nbc_busy(v)) {
-            evict(c, v);
+            evict(c, v, false);
             c->evictions++;
         }
         v = prev;
@@ -409,7 +448,7 @@ void mca_coll_pnbc_cache_insert(mca_coll_pnbc_module_t *m, pnbc_nbc_request_t *e
      * ones go (e itself is running).  The walk looks at a few more than
      * the bound: running ones (calls outstanding) are left for later. */
     const int bound = mca_coll_pnbc_component.cache_probation;
-    if (bound <= 0) {
+    if (bound <= 0 || ghost_take(c, e->hash)) {
         return;
     }
     e->probation = true;
@@ -420,7 +459,7 @@ void mca_coll_pnbc_cache_insert(mca_coll_pnbc_module_t *m, pnbc_nbc_request_t *e
          ++steps) {
         pnbc_nbc_request_t *prev = v->prev[PNBC_LIST_PROBATION];
         if (!pnbc_nbc_busy(v)) {
-            evict(c, v);
+            evict(c, v, false);
             c->evictions++;
         }
         v = prev;
@@ -445,10 +484,11 @@ void mca_coll_pnbc_cache_fini(mca_coll_pnbc_module_t *m)
             list_unlink(c, e, PNBC_LIST_LRU);
             e->cached = false;
         } else {
-            evict(c, e);
+            evict(c, e, true);
         }
         e = next;
     }
     free(c->buckets);
+    free(c->ghosts);
     memset(c, 0, sizeof(*c));
 }

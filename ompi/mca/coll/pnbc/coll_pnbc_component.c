@@ -43,7 +43,7 @@ mca_coll_pnbc_component_t mca_coll_pnbc_component = {
      * tuned fills no persistent slot. */
     .priority = 40,
     .segsize = 0,
-    .cache_entries = 128,
+    .cache_entries = 1024,
     .cache_bytes = 64 << 20,
     .cache_probation = 8,
 };
@@ -95,7 +95,8 @@ static const pnbc_param_t pnbc_params[] = {
       "Nonblocking collectives: of the cached schedules whose arguments came only "
       "once (no hit yet), keep at most this many idle ones, evicting the oldest "
       "first, so calls that never repeat reuse memory instead of taking new pages "
-      "(a hit promotes a schedule; 0: no such bound)",
+      "(a hit promotes a schedule, so does a second miss of arguments evicted this way; "
+      "0: no such bound)",
       MCA_BASE_VAR_TYPE_INT, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_ALL,
       &mca_coll_pnbc_component.cache_probation },
     /* Both sides of a message choose its transport alone: these two must

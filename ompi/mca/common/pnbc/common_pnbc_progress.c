@@ -57,28 +57,49 @@ static __thread bool in_progress __attribute__((tls_model("initial-exec"))) = fa
 /* ------------------------------------------------------------------ */
 
 /* The active list and each bell's parked list: intrusive, through
- * pnbc_request_t.next/prev, `head` their first element. */
+ * pnbc_request_t.next/prev, `head` their first element, whose prev is
+ * the last.  Requests join at the end and are polled from the front, in
+ * the order they were started: the oldest first, as their messages
+ * arrived (a mailbox receiver searches its ring from the oldest message,
+ * so with calls outstanding by the thousand the newest-first order made
+ * every poll pass over all the older ones). */
 static void list_push(pnbc_request_t **head, pnbc_request_t *req)
 {
-    req->prev = NULL;
-    req->next = *head;
-    if (NULL != *head) {
-        (*head)->prev = req;
+    req->next = NULL;
+    if (NULL == *head) {
+        req->prev = req;
+        *head = req;
+        return;
     }
-    *head = req;
+    pnbc_request_t *last = (*head)->prev;
+    last->next = req;
+    req->prev = last;
+    (*head)->prev = req;
 }
 
 static void list_unlink(pnbc_request_t **head, pnbc_request_t *req)
 {
-    if (NULL != req->prev) {
-        req->prev->next = req->next;
-    } else {
+    if (*head == req) {
         *head = req->next;
-    }
-    if (NULL != req->next) {
-        req->next->prev = req->prev;
+        if (NULL != *head) {
+            (*head)->prev = req->prev;
+        }
+    } else {
+        req->prev->next = req->next;
+        if (NULL != req->next) {
+            req->next->prev = req->prev;
+        } else {
+            (*head)->prev = req->prev;
+        }
     }
     req->next = req->prev = NULL;
+}
+
+/* The last element now: a walk stops there, so that what a poll puts
+ * back at the end waits for the next pass. */
+static pnbc_request_t *list_last(pnbc_request_t *head)
+{
+    return (NULL != head) ? head->prev : NULL;
 }
 
 static void active_push(pnbc_request_t *req)
@@ -232,9 +253,9 @@ static int bells_progress(bool sweep)
         if (!pnbc_bell_rang(b) && !sweep) {
             continue;
         }
-        pnbc_request_t *req = b->parked, *next;
+        pnbc_request_t *req = b->parked, *next, *last = list_last(b->parked);
         for (; NULL != req; req = next) {
-            next = req->next;
+            next = (req == last) ? NULL : req->next;
             completed += parked_poll(req);
         }
     }
@@ -337,9 +358,9 @@ int pnbc_request_progress_all(void)
     }
     const int park_min = mca_common_pnbc_params.progress_park_min;
     const bool park = park_min > 0 && e->nactive >= (uint32_t) park_min;
-    pnbc_request_t *req = e->active_head, *next;
+    pnbc_request_t *req = e->active_head, *next, *last = list_last(e->active_head);
     for (; NULL != req; req = next) {
-        next = req->next;
+        next = (req == last) ? NULL : req->next;
         if (request_progress(req)) {
             active_unlink(req);
             request_finish(req);

@@ -431,12 +431,28 @@ static void ring_spill_oldest(mbox_in_t *n)
     ring_advance(g, g->next + msg_span(c));
 }
 
+/* Deliver the untaken message at unit u and take it. */
+static void take_at(mbox_ring_t *g, uint64_t u, const mbox_msg_t *c,
+                    void (*deliver)(void *arg, const char *data, uint64_t len), void *arg)
+{
+    deliver(arg, c->data, c->len);
+    if (u == g->next) {
+        ring_advance(g, u + mbox_units(c->len));
+    } else {
+        bit_set(g, u, true);
+    }
+}
+
 bool pnbc_mbox_take(mbox_in_t *n, uint64_t key, uint32_t cid,
                     void (*deliver)(void *arg, const char *data, uint64_t len), void *arg)
 {
     for (mbox_spill_t **p = &n->spill; NULL != *p; p = &(*p)->next) {
         if ((*p)->key == key && (*p)->cid == cid) {
             mbox_spill_t *s = *p;
+            uint64_t stale;
+            if (NULL != n->idx) {
+                (void) pnbc_mbox_index_take(n, key, cid, &stale);
+            }
             deliver(arg, s->data, s->len);
             *p = s->next;
             free(s);
@@ -444,26 +460,51 @@ bool pnbc_mbox_take(mbox_in_t *n, uint64_t key, uint32_t cid,
         }
     }
     mbox_ring_t *g = &n->ring;
-    for (uint64_t u = g->next; u - g->next <= g->mask;) {
+    for (const mbox_msg_t *c = msg_at(g, g->next);
+         __atomic_load_n(&c->full, __ATOMIC_ACQUIRE) == g->next + 1 && MBOX_SKIP == c->key;
+         c = msg_at(g, g->next)) {
+        ring_advance(g, g->next + c->len);  /* the oldest: the tail passes it */
+    }
+    uint64_t u = g->next;
+    if (NULL != n->idx) {
+        uint64_t at;
+        if (pnbc_mbox_index_take(n, key, cid, &at) && at >= g->next) {
+            const mbox_msg_t *c = msg_at(g, at);
+            if (__atomic_load_n(&c->full, __ATOMIC_ACQUIRE) == at + 1 && c->key == key &&
+                c->cid == cid && !bit_get(g, at)) {
+                take_at(g, at, c, deliver, arg);
+                return true;
+            }
+        }
+        u = (n->scanned > u) ? n->scanned : u;
+    }
+    uint64_t unindexed = UINT64_MAX;    /* the first message the index had no room for */
+    unsigned passed = 0;
+    while (u - g->next <= g->mask) {
         const mbox_msg_t *c = msg_at(g, u);
         if (__atomic_load_n(&c->full, __ATOMIC_ACQUIRE) != u + 1) {
             break;              /* written in order: nothing after it */
         }
-        if (MBOX_SKIP == c->key && u == g->next) {
-            ring_advance(g, u + c->len);    /* the oldest: the tail passes it */
-            u = g->next;
-            continue;
-        }
-        if (c->key == key && c->cid == cid && !bit_get(g, u)) {
-            deliver(arg, c->data, c->len);
-            if (u == g->next) {
-                ring_advance(g, u + mbox_units(c->len));
-            } else {
-                bit_set(g, u, true);
+        if (MBOX_SKIP != c->key && !bit_get(g, u)) {
+            if (c->key == key && c->cid == cid) {
+                if (NULL != n->idx) {   /* looked at up to here (ours is taken) */
+                    n->scanned = (unindexed < u) ? unindexed : u + msg_span(c);
+                }
+                take_at(g, u, c, deliver, arg);
+                return true;
             }
-            return true;
+            passed++;
+            if (NULL != n->idx && UINT64_MAX == unindexed &&
+                !pnbc_mbox_index_note(n, c->key, (uint32_t) c->cid, u)) {
+                unindexed = u;
+            }
         }
         u += msg_span(c);
+    }
+    if (NULL != n->idx) {
+        n->scanned = (unindexed < u) ? unindexed : u;
+    } else {
+        (void) pnbc_mbox_index_want(n, passed);  /* from the next search on */
     }
     if (sender_waits(g)) {
         ring_spill_oldest(n);   /* ours is not among them */

@@ -110,6 +110,10 @@ enum { MBOX_UNKNOWN, MBOX_READY, MBOX_PML, MBOX_BROKEN };
 typedef struct mbox_in_t {      /* receiver: one per on-node sender */
     mbox_ring_t ring;
     mbox_spill_t *spill;        /* messages moved aside, oldest first */
+    struct mbox_idx_t *idx;     /* the ring's messages by key, once many wait
+                                   (common_pnbc_shm_mbox_index.c; NULL before) */
+    uint64_t idx_mask, nidx;
+    uint64_t scanned;           /* with idx: the ring is indexed up to here */
     uint64_t stall;             /* progress: ring.next + 1 when last seen stuck */
     uint64_t spilled;           /* messages moved aside (coll_pnbc_verbose 2) */
 } mbox_in_t;
@@ -175,6 +179,14 @@ bool pnbc_mbox_write(mbox_out_t *o, uint64_t key, uint32_t cid, const char *flat
  * len) and returns true once it is there. */
 bool pnbc_mbox_take(mbox_in_t *n, uint64_t key, uint32_t cid,
                     void (*deliver)(void *arg, const char *data, uint64_t len), void *arg);
+/* common_pnbc_shm_mbox_index.c: does n keep an index (made once a search
+ * has passed over `passed` messages, MBOX_INDEX_MIN at least)?  Note the
+ * message at unit u (false: no room); take the unit of a noted one (and
+ * forget it). */
+#define MBOX_INDEX_MIN 16
+bool pnbc_mbox_index_want(mbox_in_t *n, unsigned passed);
+bool pnbc_mbox_index_note(mbox_in_t *n, uint64_t key, uint32_t cid, uint64_t u);
+bool pnbc_mbox_index_take(mbox_in_t *n, uint64_t key, uint32_t cid, uint64_t *u);
 /* Engine progress: move messages aside from rings whose sender waits. */
 void pnbc_mbox_progress(void);
 

@@ -177,6 +177,7 @@ void pnbc_mbox_fini(void)
                     free(sp);
                 }
                 free(n->ring.bits);
+                free(n->idx);
                 free(n);
             }
             if (NULL != j->out[v]) {

@@ -1,0 +1,125 @@
+/*
+ * Copyright (c) 2026 The pnbc developers.
+ * SPDX-License-Identifier: BSD-3-Clause
+ *
+ * A receiver's index of the messages in one sender's ring.  A receive
+ * finds its message by searching the ring from the oldest untaken one;
+ * with calls outstanding by the hundred, the messages of receives posted
+ * earlier but not polled since lie ahead of it, and every post and poll
+ * passed over all of them again.  Once a search has passed over
+ * MBOX_INDEX_MIN messages, the ring gets an index: each search notes the
+ * messages it passes (key, communicator -> unit) and remembers how far
+ * it looked (`scanned`), so a later receive finds its message in the
+ * index or in the part not yet looked at, and every message is looked
+ * at once.  An entry is checked against the ring when used (the message
+ * may have been moved aside since: ring_spill_oldest()).
+ *
+ * Open addressing, linear probing, deletion by shifting back; room for
+ * twice as many entries as the ring holds messages.  Entries of
+ * messages moved aside are dropped when the message is taken from the
+ * spill list, or by a purge of entries the tail has passed when the
+ * table fills.  An entry that finds no room leaves `scanned` before its
+ * message, so the next search looks there again.
+ */
+
+#include "common_pnbc_shm_mbox.h"
+
+#include <stdlib.h>
+
+struct mbox_idx_t {
+    uint64_t key;
+    uint64_t u;                 /* the message's first unit */
+    uint32_t cid;
+    uint32_t used;
+};
+
+static uint64_t slot_of(const mbox_in_t *n, uint64_t key, uint32_t cid)
+{
+    return ((key ^ ((uint64_t) cid << 40)) * UINT64_C(0x9E3779B97F4A7C15) >> 20) & n->idx_mask;
+}
+
+bool pnbc_mbox_index_want(mbox_in_t *n, unsigned passed)
+{
+    if (NULL != n->idx || passed < MBOX_INDEX_MIN) {
+        return NULL != n->idx;
+    }
+    /* a message takes a unit at least, and the ring holds at most
+     * 1024 of them (MBOX_UNITS_MAX small ones) */
+    uint64_t msgs = n->ring.mask + 1, cap = 64;
+    msgs = (msgs < 1024) ? msgs : 1024;
+    while (cap < 2 * msgs) {
+        cap <<= 1;
+    }
+    n->idx = calloc(cap, sizeof(*n->idx));
+    if (NULL == n->idx) {
+        return false;
+    }
+    n->idx_mask = cap - 1;
+    n->nidx = 0;
+    n->scanned = n->ring.next;
+    return true;
+}
+
+/* Remove the entry at slot i, moving later ones of its run back. */
+static void drop_at(mbox_in_t *n, uint64_t i)
+{
+    struct mbox_idx_t *t = n->idx;
+    uint64_t hole = i;
+    t[hole].used = 0;
+    n->nidx--;
+    for (uint64_t j = (hole + 1) & n->idx_mask; t[j].used; j = (j + 1) & n->idx_mask) {
+        const uint64_t home = slot_of(n, t[j].key, t[j].cid);
+        /* j may move to the hole unless its home lies in (hole, j] */
+        const bool stays = (hole <= j) ? (home > hole && home <= j) : (home > hole || home <= j);
+        if (!stays) {
+            t[hole] = t[j];
+            t[j].used = 0;
+            hole = j;
+        }
+    }
+}
+
+static void purge(mbox_in_t *n)
+{
+    for (uint64_t i = 0; i <= n->idx_mask;) {
+        if (n->idx[i].used && n->idx[i].u < n->ring.next) {
+            drop_at(n, i);      /* an entry may have moved into i: look again */
+        } else {
+            ++i;
+        }
+    }
+}
+
+bool pnbc_mbox_index_note(mbox_in_t *n, uint64_t key, uint32_t cid, uint64_t u)
+{
+    const uint64_t cap = n->idx_mask + 1;
+    if (4 * (n->nidx + 1) > 3 * cap) {
+        purge(n);
+        if (4 * (n->nidx + 1) > 3 * cap) {
+            return false;
+        }
+    }
+    uint64_t i = slot_of(n, key, cid);
+    while (n->idx[i].used) {
+        if (n->idx[i].key == key && n->idx[i].cid == cid) {
+            n->idx[i].u = u;
+            return true;
+        }
+        i = (i + 1) & n->idx_mask;
+    }
+    n->idx[i] = (struct mbox_idx_t) { .key = key, .u = u, .cid = cid, .used = 1 };
+    n->nidx++;
+    return true;
+}
+
+bool pnbc_mbox_index_take(mbox_in_t *n, uint64_t key, uint32_t cid, uint64_t *u)
+{
+    for (uint64_t i = slot_of(n, key, cid); n->idx[i].used; i = (i + 1) & n->idx_mask) {
+        if (n->idx[i].key == key && n->idx[i].cid == cid) {
+            *u = n->idx[i].u;
+            drop_at(n, i);
+            return true;
+        }
+    }
+    return false;
+}
