@@ -161,6 +161,13 @@ echo "$out" | grep "schedule cache"
 n=$(echo "$out" | grep -cE ": ([7-9][0-9]{2}|[1-9][0-9]{3}) hits")
 [ "$n" -eq 2 ] || { echo "FAIL nbc-misc-ghosts: $n of 2 ranks hit 700 times or more"; exit 1; }' \
     ghosts "$MPIRUN" $(mpiargs 2) --mca coll_pnbc_verbose 2 "$(bin nbc_misc)" outstanding 3
+# the same calls through rings of 256 units: senders find them full, receivers
+# move messages aside and find them again through their ring's index (results
+# checked by nbc_misc)
+# shellcheck disable=SC2046
+run_case nbc-misc-spill-np2 bash -c "$expect_output" expect nbc-misc-spill \
+    "[1-9][0-9]* messages moved aside" "$MPIRUN" $(mpiargs 2) --mca coll_pnbc_nbc_mailbox_cells 4 \
+    --mca coll_pnbc_verbose 2 "$(bin nbc_misc)" outstanding 3
 # shellcheck disable=SC2046
 run_case nbc-mbox-off-np3 "$MPIRUN" $(mpiargs 3) --mca coll_pnbc_nbc_mailbox_cells 0 "$(bin nbc_test)" 20
 # no room for the mailbox: the receivers did fall back

@@ -45,6 +45,10 @@
  * at many a communicator's first call, ~12 us on the EPYC VM). */
 #define PNBC_CACHE_MIN_BUCKETS 8u       /* power of two */
 
+/* Running instances an insert's eviction walk passes before it gives up
+ * (the new instance then serves its call uncached). */
+#define PNBC_CACHE_EVICT_LOOK 64
+
 /* ------------------------------------------------------------------ */
 /* Key                                                                */
 /* ------------------------------------------------------------------ */
@@ -422,13 +426,20 @@ void mca_coll_pnbc_cache_insert(mca_coll_pnbc_module_t *m, pnbc_nbc_request_t *e
     if (0 == max_entries || e->bytes > max_bytes) {
         return;
     }
-    /* Evict idle instances, least recently used first, until e fits. */
+    /* Evict idle instances, least recently used first, until e fits.  The
+     * walk looks at PNBC_CACHE_EVICT_LOOK running ones at most: with more
+     * calls outstanding than the cache holds, all may be running, and a
+     * walk over all of them at every miss made each miss cost the cache's
+     * size. */
     pnbc_nbc_request_t *v = c->tail[PNBC_LIST_LRU];
-    while (NULL != v && (c->nentries + 1 > max_entries || c->bytes + e->bytes > max_bytes)) {
+    for (int running = 0; NULL != v && running < PNBC_CACHE_EVICT_LOOK &&
+         (c->nentries + 1 > max_entries || c->bytes + e->bytes > max_bytes);) {
         pnbc_nbc_request_t *prev = v->prev[PNBC_LIST_LRU];
         if (!pnbc_nbc_busy(v)) {
             evict(c, v, false);
             c->evictions++;
+        } else {
+            running++;
         }
         v = prev;
     }

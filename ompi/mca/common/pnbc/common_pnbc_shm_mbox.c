@@ -416,19 +416,37 @@ static void ring_spill_oldest(mbox_in_t *n)
         if (NULL == s) {
             return;             /* try again at the next poll */
         }
-        s->next = NULL;
         s->key = c->key;
         s->cid = c->cid;
         s->len = c->len;
         memcpy(s->data, c->data, c->len);
-        mbox_spill_t **end = &n->spill;
-        while (NULL != *end) {
-            end = &(*end)->next;
-        }
-        *end = s;
+        s->next = NULL;
+        s->prev = n->spill_last;
+        *((NULL != s->prev) ? &s->prev->next : &n->spill) = s;
+        n->spill_last = s;
+        s->indexed = NULL != n->idx && pnbc_mbox_index_note(n, s->key, (uint32_t) s->cid,
+                                                             MBOX_AT_SPILL, (uintptr_t) s);
+        n->spill_unindexed += s->indexed ? 0 : 1;
         n->spilled++;
     }
     ring_advance(g, g->next + msg_span(c));
+}
+
+/* Deliver a message moved aside and forget it (`noted`: its index entry,
+ * if it has one, is still there). */
+static void spill_take(mbox_in_t *n, mbox_spill_t *s, bool noted,
+                       void (*deliver)(void *arg, const char *data, uint64_t len), void *arg)
+{
+    *((NULL != s->prev) ? &s->prev->next : &n->spill) = s->next;
+    *((NULL != s->next) ? &s->next->prev : &n->spill_last) = s->prev;
+    if (!s->indexed) {
+        n->spill_unindexed--;
+    } else if (noted) {
+        uint64_t v;
+        (void) pnbc_mbox_index_take(n, s->key, (uint32_t) s->cid, &v);
+    }
+    deliver(arg, s->data, s->len);
+    free(s);
 }
 
 /* Deliver the untaken message at unit u and take it. */
@@ -446,16 +464,10 @@ static void take_at(mbox_ring_t *g, uint64_t u, const mbox_msg_t *c,
 bool pnbc_mbox_take(mbox_in_t *n, uint64_t key, uint32_t cid,
                     void (*deliver)(void *arg, const char *data, uint64_t len), void *arg)
 {
-    for (mbox_spill_t **p = &n->spill; NULL != *p; p = &(*p)->next) {
-        if ((*p)->key == key && (*p)->cid == cid) {
-            mbox_spill_t *s = *p;
-            uint64_t stale;
-            if (NULL != n->idx) {
-                (void) pnbc_mbox_index_take(n, key, cid, &stale);
-            }
-            deliver(arg, s->data, s->len);
-            *p = s->next;
-            free(s);
+    /* moved aside without an entry in the index (or before it): search */
+    for (mbox_spill_t *s = (n->spill_unindexed > 0) ? n->spill : NULL; NULL != s; s = s->next) {
+        if (s->key == key && s->cid == cid) {
+            spill_take(n, s, true, deliver, arg);
             return true;
         }
     }
@@ -468,7 +480,12 @@ bool pnbc_mbox_take(mbox_in_t *n, uint64_t key, uint32_t cid,
     uint64_t u = g->next;
     if (NULL != n->idx) {
         uint64_t at;
-        if (pnbc_mbox_index_take(n, key, cid, &at) && at >= g->next) {
+        const int where = pnbc_mbox_index_take(n, key, cid, &at);
+        if (MBOX_AT_SPILL == where) {
+            spill_take(n, (mbox_spill_t *) (uintptr_t) at, false, deliver, arg);
+            return true;
+        }
+        if (MBOX_AT_UNIT == where && at >= g->next) {
             const mbox_msg_t *c = msg_at(g, at);
             if (__atomic_load_n(&c->full, __ATOMIC_ACQUIRE) == at + 1 && c->key == key &&
                 c->cid == cid && !bit_get(g, at)) {
@@ -495,7 +512,7 @@ bool pnbc_mbox_take(mbox_in_t *n, uint64_t key, uint32_t cid,
             }
             passed++;
             if (NULL != n->idx && UINT64_MAX == unindexed &&
-                !pnbc_mbox_index_note(n, c->key, (uint32_t) c->cid, u)) {
+                !pnbc_mbox_index_note(n, c->key, (uint32_t) c->cid, MBOX_AT_UNIT, u)) {
                 unindexed = u;
             }
         }

@@ -98,7 +98,8 @@ typedef struct mbox_ring_t {
 } mbox_ring_t;
 
 typedef struct mbox_spill_t {
-    struct mbox_spill_t *next;
+    struct mbox_spill_t *next, *prev;
+    bool indexed;               /* found through the ring's index */
     uint64_t key;
     uint64_t cid;
     uint64_t len;
@@ -110,6 +111,8 @@ enum { MBOX_UNKNOWN, MBOX_READY, MBOX_PML, MBOX_BROKEN };
 typedef struct mbox_in_t {      /* receiver: one per on-node sender */
     mbox_ring_t ring;
     mbox_spill_t *spill;        /* messages moved aside, oldest first */
+    mbox_spill_t *spill_last;
+    uint64_t spill_unindexed;   /* of them not in the index (searched in turn) */
     struct mbox_idx_t *idx;     /* the ring's messages by key, once many wait
                                    (common_pnbc_shm_mbox_index.c; NULL before) */
     uint64_t idx_mask, nidx;
@@ -180,13 +183,15 @@ bool pnbc_mbox_write(mbox_out_t *o, uint64_t key, uint32_t cid, const char *flat
 bool pnbc_mbox_take(mbox_in_t *n, uint64_t key, uint32_t cid,
                     void (*deliver)(void *arg, const char *data, uint64_t len), void *arg);
 /* common_pnbc_shm_mbox_index.c: does n keep an index (made once a search
- * has passed over `passed` messages, MBOX_INDEX_MIN at least)?  Note the
- * message at unit u (false: no room); take the unit of a noted one (and
- * forget it). */
+ * has passed over `passed` messages, MBOX_INDEX_MIN at least)?  Note
+ * where a message is (false: no room): at unit v of the ring, or moved
+ * aside (v: its mbox_spill_t); take where a noted one is (and forget it;
+ * MBOX_AT_NONE: not noted). */
 #define MBOX_INDEX_MIN 16
+enum { MBOX_AT_NONE, MBOX_AT_UNIT, MBOX_AT_SPILL };
 bool pnbc_mbox_index_want(mbox_in_t *n, unsigned passed);
-bool pnbc_mbox_index_note(mbox_in_t *n, uint64_t key, uint32_t cid, uint64_t u);
-bool pnbc_mbox_index_take(mbox_in_t *n, uint64_t key, uint32_t cid, uint64_t *u);
+bool pnbc_mbox_index_note(mbox_in_t *n, uint64_t key, uint32_t cid, int at, uint64_t v);
+int pnbc_mbox_index_take(mbox_in_t *n, uint64_t key, uint32_t cid, uint64_t *v);
 /* Engine progress: move messages aside from rings whose sender waits. */
 void pnbc_mbox_progress(void);
 

@@ -11,15 +11,17 @@
  * messages it passes (key, communicator -> unit) and remembers how far
  * it looked (`scanned`), so a later receive finds its message in the
  * index or in the part not yet looked at, and every message is looked
- * at once.  An entry is checked against the ring when used (the message
- * may have been moved aside since: ring_spill_oldest()).
+ * at once.  A message moved aside (ring_spill_oldest()) is noted there
+ * instead; an entry of the ring is checked against it when used.
  *
  * Open addressing, linear probing, deletion by shifting back; room for
- * twice as many entries as the ring holds messages.  Entries of
- * messages moved aside are dropped when the message is taken from the
- * spill list, or by a purge of entries the tail has passed when the
- * table fills.  An entry that finds no room leaves `scanned` before its
- * message, so the next search looks there again.
+ * twice as many entries as the ring holds messages at first.  When the
+ * table fills, entries of the ring that the tail has passed go, and if
+ * it is still three quarters full it doubles (messages moved aside may
+ * outnumber those a ring holds).  A ring entry
+ * that finds no room leaves `scanned` before its message, so the next
+ * search looks there again; a message moved aside that finds none is
+ * searched for in the spill list.
  */
 
 #include "common_pnbc_shm_mbox.h"
@@ -28,9 +30,9 @@
 
 struct mbox_idx_t {
     uint64_t key;
-    uint64_t u;                 /* the message's first unit */
+    uint64_t v;                 /* the message's first unit, or its spill */
     uint32_t cid;
-    uint32_t used;
+    uint32_t at;                /* MBOX_AT_*: NONE = a free slot */
 };
 
 static uint64_t slot_of(const mbox_in_t *n, uint64_t key, uint32_t cid)
@@ -65,15 +67,15 @@ static void drop_at(mbox_in_t *n, uint64_t i)
 {
     struct mbox_idx_t *t = n->idx;
     uint64_t hole = i;
-    t[hole].used = 0;
+    t[hole].at = MBOX_AT_NONE;
     n->nidx--;
-    for (uint64_t j = (hole + 1) & n->idx_mask; t[j].used; j = (j + 1) & n->idx_mask) {
+    for (uint64_t j = (hole + 1) & n->idx_mask; t[j].at; j = (j + 1) & n->idx_mask) {
         const uint64_t home = slot_of(n, t[j].key, t[j].cid);
         /* j may move to the hole unless its home lies in (hole, j] */
         const bool stays = (hole <= j) ? (home > hole && home <= j) : (home > hole || home <= j);
         if (!stays) {
             t[hole] = t[j];
-            t[j].used = 0;
+            t[j].at = MBOX_AT_NONE;
             hole = j;
         }
     }
@@ -82,7 +84,7 @@ static void drop_at(mbox_in_t *n, uint64_t i)
 static void purge(mbox_in_t *n)
 {
     for (uint64_t i = 0; i <= n->idx_mask;) {
-        if (n->idx[i].used && n->idx[i].u < n->ring.next) {
+        if (MBOX_AT_UNIT == n->idx[i].at && n->idx[i].v < n->ring.next) {
             drop_at(n, i);      /* an entry may have moved into i: look again */
         } else {
             ++i;
@@ -90,36 +92,67 @@ static void purge(mbox_in_t *n)
     }
 }
 
-bool pnbc_mbox_index_note(mbox_in_t *n, uint64_t key, uint32_t cid, uint64_t u)
+static void put(mbox_in_t *n, const struct mbox_idx_t *e)
 {
+    uint64_t i = slot_of(n, e->key, e->cid);
+    while (n->idx[i].at) {
+        i = (i + 1) & n->idx_mask;
+    }
+    n->idx[i] = *e;
+    n->nidx++;
+}
+
+static bool grow(mbox_in_t *n)
+{
+    struct mbox_idx_t *old = n->idx;
     const uint64_t cap = n->idx_mask + 1;
-    if (4 * (n->nidx + 1) > 3 * cap) {
+    struct mbox_idx_t *t = calloc(2 * cap, sizeof(*t));
+    if (NULL == t) {
+        return false;
+    }
+    n->idx = t;
+    n->idx_mask = 2 * cap - 1;
+    n->nidx = 0;
+    for (uint64_t i = 0; i < cap; ++i) {
+        if (old[i].at) {
+            put(n, &old[i]);
+        }
+    }
+    free(old);
+    return true;
+}
+
+bool pnbc_mbox_index_note(mbox_in_t *n, uint64_t key, uint32_t cid, int at, uint64_t v)
+{
+    if (4 * (n->nidx + 1) > 3 * (n->idx_mask + 1)) {
         purge(n);
-        if (4 * (n->nidx + 1) > 3 * cap) {
+        if (4 * (n->nidx + 1) > 3 * (n->idx_mask + 1) && !grow(n)) {
             return false;
         }
     }
     uint64_t i = slot_of(n, key, cid);
-    while (n->idx[i].used) {
+    while (n->idx[i].at) {
         if (n->idx[i].key == key && n->idx[i].cid == cid) {
-            n->idx[i].u = u;
+            n->idx[i].at = (uint32_t) at;
+            n->idx[i].v = v;
             return true;
         }
         i = (i + 1) & n->idx_mask;
     }
-    n->idx[i] = (struct mbox_idx_t) { .key = key, .u = u, .cid = cid, .used = 1 };
+    n->idx[i] = (struct mbox_idx_t) { .key = key, .v = v, .cid = cid, .at = (uint32_t) at };
     n->nidx++;
     return true;
 }
 
-bool pnbc_mbox_index_take(mbox_in_t *n, uint64_t key, uint32_t cid, uint64_t *u)
+int pnbc_mbox_index_take(mbox_in_t *n, uint64_t key, uint32_t cid, uint64_t *v)
 {
-    for (uint64_t i = slot_of(n, key, cid); n->idx[i].used; i = (i + 1) & n->idx_mask) {
+    for (uint64_t i = slot_of(n, key, cid); n->idx[i].at; i = (i + 1) & n->idx_mask) {
         if (n->idx[i].key == key && n->idx[i].cid == cid) {
-            *u = n->idx[i].u;
+            const int at = (int) n->idx[i].at;
+            *v = n->idx[i].v;
             drop_at(n, i);
-            return true;
+            return at;
         }
     }
-    return false;
+    return MBOX_AT_NONE;
 }
