@@ -149,7 +149,7 @@ run_case nbc-misc-probation-np2 bash -c "$expect_output" expect nbc-misc-probati
     ': [0-9]+ hits, [0-9]+ misses, [1-9][0-9]* evictions' \
     "$MPIRUN" $(mpiargs 2) \
     --mca coll_pnbc_cache_entries 100000 --mca coll_pnbc_verbose 2 "$(bin nbc_misc)" outstanding
-# the default cache (1024 entries, probation bound 8) and three rounds of the
+# the default cache (8192 entries, probation bound 8) and three rounds of the
 # 1000 distinct outstanding calls: on a rank whose calls ended within them,
 # each instance left probation unhit and was evicted, so its arguments were
 # noted as ghosts and came back at the second round's misses to stay: both

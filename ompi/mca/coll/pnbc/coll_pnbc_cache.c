@@ -307,25 +307,39 @@ static void chain_unlink(pnbc_nbc_cache_t *c, pnbc_nbc_request_t *e)
  * more distinct calls than the bound, each ending within its call, looks
  * like one-off calls until their second round.  Its hash is kept in a
  * direct-mapped table (a collision forgets the older one); a miss whose
- * hash is found there is a repeat and skips probation.  Slots: four
+ * hash is found there is a repeat and skips probation.  The table starts
+ * small (2 KiB: one-off calls, which never come again, note a ghost at
+ * every call, and a large table would put them on new heap pages); the
+ * first ghost that comes back shows a loop, and the table grows to four
  * times the entry bound (a key then loses its slot to a later one about
- * once in ten), at least 64, at most PNBC_CACHE_MAX_GHOSTS. */
-#define PNBC_CACHE_MAX_GHOSTS 16384u    /* power of two */
+ * once in ten), at most PNBC_CACHE_MAX_GHOSTS. */
+#define PNBC_CACHE_MIN_GHOSTS 256u      /* powers of two */
+#define PNBC_CACHE_MAX_GHOSTS 16384u
+
+static void ghosts_resize(pnbc_nbc_cache_t *c, size_t n)
+{
+    uint64_t *t = calloc(n, sizeof(*t));
+    if (NULL == t) {
+        return;
+    }
+    for (size_t i = 0; NULL != c->ghosts && i <= c->ghost_mask; ++i) {
+        if (0 != c->ghosts[i]) {
+            t[c->ghosts[i] & (n - 1)] = c->ghosts[i];
+        }
+    }
+    free(c->ghosts);
+    c->ghosts = t;
+    c->ghost_mask = n - 1;
+}
 
 static void ghost_note(pnbc_nbc_cache_t *c, uint64_t hash)
 {
     if (NULL == c->ghosts) {
-        size_t n = 64;
-        const size_t want = 4 * (size_t) mca_coll_pnbc_component.cache_entries;
-        while (n < want && n < PNBC_CACHE_MAX_GHOSTS) {
-            n <<= 1;
-        }
-        if (NULL == (c->ghosts = calloc(n, sizeof(*c->ghosts)))) {
-            return;
-        }
-        c->ghost_mask = n - 1;
+        ghosts_resize(c, PNBC_CACHE_MIN_GHOSTS);
     }
-    c->ghosts[hash & c->ghost_mask] = hash;
+    if (NULL != c->ghosts) {
+        c->ghosts[hash & c->ghost_mask] = hash;
+    }
 }
 
 /* Was this key evicted from probation?  (Forgets it: one admission.) */
@@ -335,8 +349,17 @@ static bool ghost_take(pnbc_nbc_cache_t *c, uint64_t hash)
         return false;
     }
     c->ghosts[hash & c->ghost_mask] = 0;
+    size_t want = PNBC_CACHE_MIN_GHOSTS;
+    while (want < 4 * (size_t) mca_coll_pnbc_component.cache_entries &&
+           want < PNBC_CACHE_MAX_GHOSTS) {
+        want <<= 1;
+    }
+    if (c->ghost_mask + 1 < want) {
+        ghosts_resize(c, want);
+    }
     return true;
 }
+
 static void probation_unlink(pnbc_nbc_cache_t *c, pnbc_nbc_request_t *e)
 {
     list_unlink(c, e, PNBC_LIST_PROBATION);

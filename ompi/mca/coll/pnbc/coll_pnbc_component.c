@@ -43,7 +43,7 @@ mca_coll_pnbc_component_t mca_coll_pnbc_component = {
      * tuned fills no persistent slot. */
     .priority = 40,
     .segsize = 0,
-    .cache_entries = 1024,
+    .cache_entries = 8192,
     .cache_bytes = 64 << 20,
     .cache_probation = 8,
 };
