@@ -45,8 +45,8 @@ bool pnbc_mbox_index_want(mbox_in_t *n, unsigned passed)
     if (NULL != n->idx || passed < MBOX_INDEX_MIN) {
         return NULL != n->idx;
     }
-    /* a message takes a unit at least, and the ring holds at most
-     * 1024 of them (MBOX_UNITS_MAX small ones) */
+    /* a message takes a unit at least: room for twice the ring's
+     * messages, or for 2048 on a larger ring (the table grows: grow()) */
     uint64_t msgs = n->ring.mask + 1, cap = 64;
     msgs = (msgs < 1024) ? msgs : 1024;
     while (cap < 2 * msgs) {
