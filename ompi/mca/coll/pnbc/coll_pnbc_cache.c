@@ -296,13 +296,6 @@ static void chain_unlink(pnbc_nbc_cache_t *c, pnbc_nbc_request_t *e)
     e->h_next = e->h_prev = NULL;
 }
 
-/* Probation: the instances not hit since their miss, most recent first.
- * Calls whose arguments never come again (new buffers every call) would
- * otherwise fill the cache with instances on new heap pages, each call
- * touching memory never touched before; bounding the idle ones in
- * probation lets their memory go round instead
- * (coll_pnbc_cache_probation, docs/nbc.md). */
-
 /* Ghosts: a key evicted from probation may come again -- a loop over
  * more distinct calls than the bound, each ending within its call, looks
  * like one-off calls until their second round.  Its hash is kept in a
@@ -360,6 +353,12 @@ static bool ghost_take(pnbc_nbc_cache_t *c, uint64_t hash)
     return true;
 }
 
+/* Probation: the instances not hit since their miss, most recent first.
+ * Calls whose arguments never come again (new buffers every call) would
+ * otherwise fill the cache with instances on new heap pages, each call
+ * touching memory never touched before; bounding the idle ones in
+ * probation lets their memory go round instead
+ * (coll_pnbc_cache_probation, docs/nbc.md). */
 static void probation_unlink(pnbc_nbc_cache_t *c, pnbc_nbc_request_t *e)
 {
     list_unlink(c, e, PNBC_LIST_PROBATION);
