@@ -6,7 +6,8 @@
  * result checked against values computed locally (nbc_common.h):
  *
  *   outstanding  1000 MPI_Iallreduce with distinct arguments outstanding
- *                at once, twice (or ROUNDS times); 1000 outstanding
+ *                at once, twice (or ROUNDS times), of 2 longs each (or
+ *                COUNT); 1000 outstanding
  *                MPI_Ibarrier (one key, an instance each); MPI_Ibcast with
  *                a different root each, outstanding together
  *   interleave   a persistent allreduce (MPIX_Allreduce_init + MPI_Start),
@@ -32,7 +33,7 @@
  *                intercommunicator (2+ ranks)
  *
  * Usage: nbc_misc [part]   (default: all parts)
- *        nbc_misc outstanding ROUNDS
+ *        nbc_misc outstanding ROUNDS [COUNT]
  */
 #include "nbc_common.h"
 
@@ -55,9 +56,8 @@ static void check_rc(int rc, const char *what)
     }
 }
 
-static void part_outstanding(MPI_Comm comm, int rounds)
+static void part_outstanding(MPI_Comm comm, int rounds, int n)
 {
-    const int n = 2;
     long *s = nbc_alloc((size_t) NOUT * n), *r = nbc_alloc((size_t) NOUT * n);
     MPI_Request *req = malloc(NOUT * sizeof(MPI_Request));
     char what[96];
@@ -497,7 +497,8 @@ int main(int argc, char **argv)
     MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
 
     if (NULL == only || !strcmp(only, "outstanding")) {
-        part_outstanding(comm, (NULL != only && argc > 2) ? atoi(argv[2]) : 2);
+        part_outstanding(comm, (NULL != only && argc > 2) ? atoi(argv[2]) : 2,
+                         (NULL != only && argc > 3) ? atoi(argv[3]) : 2);
     }
     if (NULL == only || !strcmp(only, "interleave")) part_interleave(comm);
     if (NULL == only || !strcmp(only, "comms")) part_comms(comm);

@@ -168,6 +168,18 @@ n=$(echo "$out" | grep -cE ": ([7-9][0-9]{2}|[1-9][0-9]{3}) hits")
 run_case nbc-misc-spill-np2 bash -c "$expect_output" expect nbc-misc-spill \
     "[1-9][0-9]* messages moved aside" "$MPIRUN" $(mpiargs 2) --mca coll_pnbc_nbc_mailbox_cells 4 \
     --mca coll_pnbc_verbose 2 "$(bin nbc_misc)" outstanding 3
+# 4 KiB calls (512 longs) through rings of 256 units: four of them fill a ring
+# before any search has passed over enough messages to make its index, so the
+# first message moved aside makes it; every message moved aside is found
+# again through it (none passed over in a walk of the list: the tree before
+# passed over a million), results checked by nbc_misc
+# shellcheck disable=SC2046
+run_case nbc-misc-spill4k-np2 bash -c 'out=$("$@" 2>&1) || { echo "$out" | tail -n 20; exit 1; }
+echo "$out" | grep "moved aside"
+echo "$out" | grep -qE ": [1-9][0-9]* messages moved aside" || { echo "FAIL nbc-misc-spill4k: none moved aside"; exit 1; }
+! echo "$out" | grep -qE ", [1-9][0-9]* passed over unindexed" || { echo "FAIL nbc-misc-spill4k: messages passed over in the spill list"; exit 1; }' \
+    spill4k "$MPIRUN" $(mpiargs 2) --mca coll_pnbc_nbc_mailbox_cells 4 \
+    --mca coll_pnbc_verbose 2 "$(bin nbc_misc)" outstanding 3 512
 # shellcheck disable=SC2046
 run_case nbc-mbox-off-np3 "$MPIRUN" $(mpiargs 3) --mca coll_pnbc_nbc_mailbox_cells 0 "$(bin nbc_test)" 20
 # no room for the mailbox: the receivers did fall back

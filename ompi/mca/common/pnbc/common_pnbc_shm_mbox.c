@@ -412,6 +412,9 @@ static void ring_spill_oldest(mbox_in_t *n)
         return;
     }
     if (MBOX_SKIP != c->key) {
+        if (NULL == n->idx) {   /* found again through the index, not by walking */
+            (void) pnbc_mbox_index_want(n, MBOX_INDEX_MIN);
+        }
         mbox_spill_t *s = malloc(sizeof(*s) + c->len);
         if (NULL == s) {
             return;             /* try again at the next poll */
@@ -470,6 +473,7 @@ bool pnbc_mbox_take(mbox_in_t *n, uint64_t key, uint32_t cid,
             spill_take(n, s, true, deliver, arg);
             return true;
         }
+        n->spill_walked++;
     }
     mbox_ring_t *g = &n->ring;
     for (const mbox_msg_t *c = msg_at(g, g->next);

@@ -119,6 +119,8 @@ typedef struct mbox_in_t {      /* receiver: one per on-node sender */
     uint64_t scanned;           /* with idx: the ring is indexed up to here */
     uint64_t stall;             /* progress: ring.next + 1 when last seen stuck */
     uint64_t spilled;           /* messages moved aside (coll_pnbc_verbose 2) */
+    uint64_t spill_walked;      /* of them passed over in a search of the
+                                   list (not in the index; verbose 2) */
 } mbox_in_t;
 
 typedef struct mbox_out_t {     /* sender: one per receiver */

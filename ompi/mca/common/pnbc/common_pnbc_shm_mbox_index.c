@@ -12,7 +12,9 @@
  * it looked (`scanned`), so a later receive finds its message in the
  * index or in the part not yet looked at, and every message is looked
  * at once.  A message moved aside (ring_spill_oldest()) is noted there
- * instead; an entry of the ring is checked against it when used.
+ * instead; an entry of the ring is checked against it when used.  Large
+ * messages fill a ring before any search passes MBOX_INDEX_MIN of them:
+ * the index is also made when the first message is moved aside.
  *
  * Open addressing, linear probing, deletion by shifting back; room for
  * twice as many entries as the ring holds messages at first.  When the
@@ -59,6 +61,14 @@ bool pnbc_mbox_index_want(mbox_in_t *n, unsigned passed)
     n->idx_mask = cap - 1;
     n->nidx = 0;
     n->scanned = n->ring.next;
+    /* messages moved aside before: noted now, so that no search walks
+     * the spill list while one of them waits there */
+    n->spill_unindexed = 0;
+    for (mbox_spill_t *s = n->spill; NULL != s; s = s->next) {
+        s->indexed = pnbc_mbox_index_note(n, s->key, (uint32_t) s->cid, MBOX_AT_SPILL,
+                                          (uintptr_t) s);
+        n->spill_unindexed += s->indexed ? 0 : 1;
+    }
     return true;
 }
 
