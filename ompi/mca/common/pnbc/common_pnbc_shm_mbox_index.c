@@ -37,9 +37,16 @@ struct mbox_idx_t {
     uint32_t at;                /* MBOX_AT_*: NONE = a free slot */
 };
 
+/* Keys of one communicator's calls differ in their low bits (pair_seq:
+ * consecutive numbers); every bit of the slot depends on all of the
+ * key's (a product's middle bits alone sent consecutive keys to every
+ * fourth slot of a table of 2048, and linear probing made runs of them) */
 static uint64_t slot_of(const mbox_in_t *n, uint64_t key, uint32_t cid)
 {
-    return ((key ^ ((uint64_t) cid << 40)) * UINT64_C(0x9E3779B97F4A7C15) >> 20) & n->idx_mask;
+    uint64_t x = key ^ ((uint64_t) cid << 40);
+    x = (x ^ (x >> 31)) * UINT64_C(0x9E3779B97F4A7C15);
+    x = (x ^ (x >> 29)) * UINT64_C(0xBF58476D1CE4E5B9);
+    return (x ^ (x >> 32)) & n->idx_mask;
 }
 
 bool pnbc_mbox_index_want(mbox_in_t *n, unsigned passed)
@@ -156,7 +163,10 @@ bool pnbc_mbox_index_note(mbox_in_t *n, uint64_t key, uint32_t cid, int at, uint
 
 int pnbc_mbox_index_take(mbox_in_t *n, uint64_t key, uint32_t cid, uint64_t *v)
 {
-    for (uint64_t i = slot_of(n, key, cid); n->idx[i].at; i = (i + 1) & n->idx_mask) {
+    n->idx_takes++;
+    n->idx_probes++;
+    for (uint64_t i = slot_of(n, key, cid); n->idx[i].at;
+         i = (i + 1) & n->idx_mask, n->idx_probes++) {
         if (n->idx[i].key == key && n->idx[i].cid == cid) {
             const int at = (int) n->idx[i].at;
             *v = n->idx[i].v;

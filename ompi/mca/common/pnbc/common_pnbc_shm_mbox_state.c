@@ -167,12 +167,14 @@ void pnbc_mbox_fini(void)
     pnbc_lock(&pnbc_mbox_lock);
     for (int tier = 0; tier < 2; ++tier) {
         mbox_job_t *j = &pnbc_mbox_jobs[tier];
-        uint64_t spilled = 0, walked = 0;
+        uint64_t spilled = 0, walked = 0, takes = 0, probes = 0;
         for (int v = 0; v < j->nprocs; ++v) {
             mbox_in_t *n = j->in[v];
             if (NULL != n) {
                 spilled += n->spilled;
                 walked += n->spill_walked;
+                takes += n->idx_takes;
+                probes += n->idx_probes;
                 for (mbox_spill_t *sp = n->spill, *next; NULL != sp; sp = next) {
                     next = sp->next;
                     free(sp);
@@ -189,8 +191,10 @@ void pnbc_mbox_fini(void)
         }
         if (mca_common_pnbc_params.verbose >= 2 && MBOX_READY == j->own_state) {
             opal_output(0, "coll:pnbc: shm mailbox: tier %d: %llu messages moved aside "
-                        "(a sender found its ring full), %llu passed over unindexed", tier,
-                        (unsigned long long) spilled, (unsigned long long) walked);
+                        "(a sender found its ring full), %llu passed over unindexed; "
+                        "index: %llu lookups, %llu slots read", tier,
+                        (unsigned long long) spilled, (unsigned long long) walked,
+                        (unsigned long long) takes, (unsigned long long) probes);
         }
         if (NULL != j->own) {
             j->own->owner = false;
