@@ -121,7 +121,7 @@ typedef struct mbox_in_t {      /* receiver: one per on-node sender */
     uint64_t spilled;           /* messages moved aside (coll_pnbc_verbose 2) */
     uint64_t spill_walked;      /* of them passed over in a search of the
                                    list (not in the index; verbose 2) */
-    uint64_t idx_takes, idx_probes; /* index lookups, the slots they read */
+    uint64_t idx_takes, idx_probes; /* index lookups, the slots they read (verbose 2) */
 } mbox_in_t;
 
 typedef struct mbox_out_t {     /* sender: one per receiver */
