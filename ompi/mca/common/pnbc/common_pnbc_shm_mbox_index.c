@@ -68,14 +68,6 @@ bool pnbc_mbox_index_want(mbox_in_t *n, unsigned passed)
     n->idx_mask = cap - 1;
     n->nidx = 0;
     n->scanned = n->ring.next;
-    /* messages moved aside before: noted now, so that no search walks
-     * the spill list while one of them waits there */
-    n->spill_unindexed = 0;
-    for (mbox_spill_t *s = n->spill; NULL != s; s = s->next) {
-        s->indexed = pnbc_mbox_index_note(n, s->key, (uint32_t) s->cid, MBOX_AT_SPILL,
-                                          (uintptr_t) s);
-        n->spill_unindexed += s->indexed ? 0 : 1;
-    }
     return true;
 }
 
