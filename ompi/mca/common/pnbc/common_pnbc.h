@@ -185,7 +185,8 @@ static inline void pnbc_bell_add(pnbc_bell_t *b, int i, const volatile uint64_t 
 /* The bell of process `rank` of comm (its remote group): one per process
  * of our job, and one for every other process; the shared-memory
  * transport gives it its counters.  NULL: out of memory.
- * Engine lock held.  Freed with the engine (pnbc_bells_fini). */
+ * Any context (the table has its own lock).  Freed with the engine
+ * (pnbc_bells_fini). */
 OMPI_DECLSPEC pnbc_bell_t *pnbc_bell_of(ompi_communicator_t *comm, int rank);
 OMPI_DECLSPEC void pnbc_bells_fini(void);
 

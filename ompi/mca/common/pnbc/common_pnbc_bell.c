@@ -17,6 +17,10 @@
 
 #include <stdlib.h>
 
+/* Made when an action is bound to its peer's counters (not at the first
+ * park, so that a start allocates nothing); bells_lock keeps the table
+ * (binds run outside the engine lock). */
+static pnbc_lock_t bells_lock = PNBC_LOCK_INITIALIZER;
 static pnbc_bell_t **bells;     /* by vpid, grown as needed */
 static uint64_t nbells;
 static pnbc_bell_t *others;
@@ -28,11 +32,8 @@ static pnbc_bell_t *bell_new(void)
     return calloc(1, sizeof(pnbc_bell_t));
 }
 
-pnbc_bell_t *pnbc_bell_of(ompi_communicator_t *comm, int rank)
+static pnbc_bell_t *bell_of_locked(const opal_process_name_t *name)
 {
-    const ompi_proc_t *proc = ompi_comm_peer_lookup(comm, rank);
-    const opal_process_name_t *name = &proc->super.proc_name;
-
     if (name->jobid != OMPI_PROC_MY_NAME->jobid) {
         if (NULL == others) {
             others = bell_new();
@@ -59,6 +60,15 @@ pnbc_bell_t *pnbc_bell_of(ompi_communicator_t *comm, int rank)
         bells[v] = bell_new();
     }
     return bells[v];
+}
+
+pnbc_bell_t *pnbc_bell_of(ompi_communicator_t *comm, int rank)
+{
+    const ompi_proc_t *proc = ompi_comm_peer_lookup(comm, rank);
+    pnbc_lock(&bells_lock);
+    pnbc_bell_t *b = bell_of_locked(&proc->super.proc_name);
+    pnbc_unlock(&bells_lock);
+    return b;
 }
 
 void pnbc_bells_fini(void)

@@ -52,6 +52,12 @@ void pnbc_shm_bell_bind(const pnbc_action_t *a, shm_action_t *t)
     pool_bells_t *b = pair_bells(a, t);
     /* a sender rings after filling a box, a receiver after emptying one */
     t->bell = (NULL == b) ? NULL : (PNBC_ACT_SEND == a->kind) ? &b->data : &b->ack;
+    if (NULL != b) {
+        /* the peer's bell, which pnbc_shm_bell() hands out, is made here
+         * (at init, or a sender's first start) and not when a request
+         * first parks, which may be any later start */
+        (void) pnbc_bell_of(t->ch.comm, a->peer);
+    }
 }
 
 pnbc_bell_t *pnbc_shm_bell(pnbc_action_t *a)
