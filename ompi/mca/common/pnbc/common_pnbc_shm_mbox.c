@@ -527,8 +527,12 @@ bool pnbc_mbox_take(mbox_in_t *n, uint64_t key, uint32_t cid,
     } else {
         (void) pnbc_mbox_index_want(n, passed);  /* from the next search on */
     }
-    if (sender_waits(g)) {
-        ring_spill_oldest(n);   /* ours is not among them */
+    /* A waiting sender gets room if the oldest message is one the search
+     * passed (or the index holds): not ours.  One written after the
+     * search looked may be ours (a preempted search, a sender that filled
+     * the ring meanwhile): the next search finds it. */
+    if (u != g->next && sender_waits(g)) {
+        ring_spill_oldest(n);
     }
     return false;
 }
