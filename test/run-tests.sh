@@ -285,6 +285,21 @@ run_case shm-dear-mixed-shared-np3 bash -c "$expect_output" expect dear-mixed-sh
 # shellcheck disable=SC2046,SC2086
 run_case shm-dear-mixed-nbc-np3 "$MPIRUN" $(mpiargs 1) --oversubscribe --mca mpi_yield_when_idle 1 \
     $SHM_SHARED $DEAR_RANK0 "$(bin nbc_test)" 10 : -np 2 "$(bin nbc_test)" 10
+# Boxes filled with non-temporal stores (coll_pnbc_shm_nt_min_bytes), here
+# of every size, so that the copy's partial lines at either end and whole
+# lines meet every alignment the sweep's counts give (1 KiB boxes and
+# streamed fragments, single copy off); as on a node with a CPU per
+# process (oversubscribed, non-temporal stores are never used): the
+# senders did use them.  Persistent and nonblocking calls.
+SHM_NT="--mca coll_pnbc_oversubscribed 0 --mca coll_pnbc_shm_single_copy 0 --mca coll_pnbc_shm_nt_min_bytes 1 --mca coll_pnbc_shm_nt_max_bytes 2147483647 --mca coll_pnbc_verbose 2"
+# shellcheck disable=SC2046,SC2086
+run_case conformance-shm-nt-np3 bash -c "$expect_output" expect shm-nt \
+    "[1-9][0-9]* slots filled with non-temporal stores" "$MPIRUN" $(mpiargs 3) $SHM_SMALL_BOX $SHM_NT \
+    "$(bin conformance)"
+# shellcheck disable=SC2046,SC2086
+run_case nbc-shm-nt-np3 bash -c "$expect_output" expect nbc-shm-nt \
+    "[1-9][0-9]* slots filled with non-temporal stores" "$MPIRUN" $(mpiargs 3) $SHM_NT \
+    --mca coll_pnbc_nbc_shm_min_bytes 0 "$(bin nbc_test)" 20
 # Nonblocking messages of 8-256 KiB to a receiver that declines take the
 # large mailbox ring, by the floor it published in the modex (both sides
 # read the same): with rank 0 alone declining, an alltoall (its row asks for

@@ -12,6 +12,8 @@
 # Usage: contrib/bench/run-ab.sh TREE_A TREE_B ROUNDS COLLS SIZES [MODE [MPIRUN ARGS...]]
 #   e.g. contrib/bench/run-ab.sh . /tmp/base 9 bcast,reduce,allreduce 64K nonblocking
 #   MODE: persistent (default) | nonblocking | blocking
+#   A_ARGS, B_ARGS: more mpirun arguments for A's runs or B's alone (an A/B
+#   of parameters: the same tree twice, e.g. A_ARGS="--mca coll_pnbc_x 0")
 set -euo pipefail
 [ $# -ge 5 ] || { sed -n '2,/^set/p' "$0" | sed 's/^# \{0,1\}//;/^set/d'; exit 2; }
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -30,9 +32,10 @@ done
 for _ in $(seq "$ROUNDS"); do
     for label in A B; do
         tree=$A; [ $label = B ] && tree=$B
+        read -r -a own <<< "$([ $label = A ] && echo "${A_ARGS:-}" || echo "${B_ARGS:-}")"
         "${MPIRUN:-mpirun}" -np "$NP" "${OVER[@]}" --mca btl self,vader --mca pml ob1 \
             --mca mca_base_component_path "$tree/ompi/mca/coll/pnbc/.libs:$SYS" \
-            --mca coll pnbc,basic,libnbc,tuned,self "$@" \
+            --mca coll pnbc,basic,libnbc,tuned,self "${own[@]}" "$@" \
             "$BUILD/pcoll_bench" -l "$label" -m "$MODE" -c "$COLLS" -s "$SIZES" -b 7 -T 10 -o 0 \
             | grep -v '^impl' | tee -a "$BUILD/all.csv"
     done

@@ -209,6 +209,18 @@ static const pnbc_param_t pnbc_params[] = {
       "fragments overlap (minimum 256)",
       MCA_BASE_VAR_TYPE_INT, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_ALL,
       &mca_common_pnbc_params.shm_stream_frag_bytes },
+    { "shm_nt_min_bytes",
+      "Shared memory transport: a sender fills boxes of this many bytes up to "
+      "coll_pnbc_shm_nt_max_bytes with non-temporal stores, which write whole lines "
+      "without fetching them from the receiver's cache first; never where processes "
+      "outnumber CPUs (0: never; docs/design-measurements.md)",
+      MCA_BASE_VAR_TYPE_INT, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_ALL,
+      &mca_common_pnbc_params.shm_nt_min_bytes },
+    { "shm_nt_max_bytes",
+      "Shared memory transport: see coll_pnbc_shm_nt_min_bytes (larger boxes leave "
+      "fewer of their lines in the receiver's cache)",
+      MCA_BASE_VAR_TYPE_INT, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_ALL,
+      &mca_common_pnbc_params.shm_nt_max_bytes },
     /* Each side decides alone: a receiver that cannot read refuses the
      * offer and the message streams instead. */
     { "shm_single_copy",

@@ -13,6 +13,7 @@
  *   common_pnbc_request.[ch]   the request core: one req_start for every
  *                              kind of pnbc request, one progress loop
  *   common_pnbc_engine.c       engine state, parameters, init/fini
+ *   common_pnbc_copy.c         the data path's non-temporal copy
  *
  * This header holds what the whole engine shares: its parameters (the
  * coll component registers them as coll_pnbc_* MCA variables; without it
@@ -49,6 +50,11 @@ typedef struct pnbc_engine_params_t {
     int shm_stream_frag_bytes; /* larger ones stream through boxes this
                                   big (coll_pnbc_shm_stream_frag_bytes) */
     int shm_single_copy;/* ...or go in one copy, process_vm_readv */
+    int shm_nt_min_bytes;   /* a sender fills boxes of this many bytes up
+                               to shm_nt_max_bytes with non-temporal stores
+                               (coll_pnbc_shm_nt_*; 0: never;
+                               shm_action_t.nt) */
+    int shm_nt_max_bytes;
     size_t shm_pool_comm_bytes; /* a communicator's share of a process's
                                    shm pool (coll_pnbc_shm_pool_comm_bytes) */
     size_t shm_pool_node_bytes; /* the job's pools on a node together */
@@ -398,6 +404,12 @@ static inline void pnbc_copy(void *dst, const void *src, size_t bytes)
         memcpy(to + at, from + at, (bytes - at < PNBC_COPY_PIECE) ? bytes - at : PNBC_COPY_PIECE);
     }
 }
+
+/* memcpy with non-temporal stores (whole lines are written without
+ * being fetched first), then an sfence: they are weakly ordered, and the
+ * store that publishes the data must not pass them (common_pnbc_copy.c;
+ * its use: shm_action_t.nt). */
+void pnbc_copy_nt(void *dst, const void *src, size_t bytes);
 
 END_C_DECLS
 
