@@ -288,9 +288,10 @@ run_case shm-dear-mixed-nbc-np3 "$MPIRUN" $(mpiargs 1) --oversubscribe --mca mpi
 # Boxes filled with non-temporal stores (coll_pnbc_shm_nt_min_bytes), here
 # of every size, so that the copy's partial lines at either end and whole
 # lines meet every alignment the sweep's counts give (1 KiB boxes and
-# streamed fragments, single copy off); as on a node with a CPU per
-# process (oversubscribed, non-temporal stores are never used): the
-# senders did use them.  Persistent and nonblocking calls.
+# streamed fragments, single copy off), with coll_pnbc_oversubscribed 0 as
+# on a node with a CPU per process (where processes outnumber CPUs they are
+# never used); the senders must say they used them.  Persistent and
+# nonblocking calls.
 SHM_NT="--mca coll_pnbc_oversubscribed 0 --mca coll_pnbc_shm_single_copy 0 --mca coll_pnbc_shm_nt_min_bytes 1 --mca coll_pnbc_shm_nt_max_bytes 2147483647 --mca coll_pnbc_verbose 2"
 # shellcheck disable=SC2046,SC2086
 run_case conformance-shm-nt-np3 bash -c "$expect_output" expect shm-nt \
