@@ -50,11 +50,13 @@ typedef struct pnbc_engine_params_t {
     int shm_stream_frag_bytes; /* larger ones stream through boxes this
                                   big (coll_pnbc_shm_stream_frag_bytes) */
     int shm_single_copy;/* ...or go in one copy, process_vm_readv */
-    int shm_nt_min_bytes;   /* a sender fills boxes of this many bytes up
-                               to shm_nt_max_bytes with non-temporal stores
-                               (coll_pnbc_shm_nt_*; 0: never;
-                               shm_action_t.nt) */
+    int shm_nt_min_bytes;   /* a sender may fill messages of this many
+                               bytes up to shm_nt_max_bytes with
+                               non-temporal stores (coll_pnbc_shm_nt_*;
+                               0: never; pnbc_fill()) */
     int shm_nt_max_bytes;
+    int shm_nt_ratio;       /* ...while it measures its ordinary stores
+                               this many times dearer (0: always) */
     size_t shm_pool_comm_bytes; /* a communicator's share of a process's
                                    shm pool (coll_pnbc_shm_pool_comm_bytes) */
     size_t shm_pool_node_bytes; /* the job's pools on a node together */
@@ -408,8 +410,28 @@ static inline void pnbc_copy(void *dst, const void *src, size_t bytes)
 /* memcpy with non-temporal stores (whole lines are written without
  * being fetched first), then an sfence: they are weakly ordered, and the
  * store that publishes the data must not pass them (common_pnbc_copy.c;
- * its use: shm_action_t.nt). */
+ * its use: pnbc_fill()). */
 void pnbc_copy_nt(void *dst, const void *src, size_t bytes);
+
+/* How one sender fills one stretch of shared memory another process
+ * reads (a slot's boxes, a mailbox ring): messages of
+ * coll_pnbc_shm_nt_min_bytes to _max_bytes with non-temporal stores
+ * while its ordinary stores cost coll_pnbc_shm_nt_ratio times as much, as
+ * the sender measures them (0: always), the other way tried now and then; pnbc_copy() otherwise (common_pnbc_copy.c).  The
+ * owner sets `on`, may it use them at all; the rest starts at zero. */
+typedef struct pnbc_fill_t {
+    bool on;
+    bool nt;                    /* the way in use */
+    uint8_t samples[2];         /* fills measured each way (up to 2) */
+    uint32_t since;             /* fills since the other way was tried */
+    uint32_t cost[2];           /* ticks per KiB, smoothed: ordinary,
+                                   non-temporal */
+} pnbc_fill_t;
+
+void pnbc_fill(pnbc_fill_t *f, void *dst, const void *src, size_t bytes);
+
+/* Fills with non-temporal stores so far (coll_pnbc_verbose 2). */
+uint64_t pnbc_fill_nt_count(void);
 
 END_C_DECLS
 

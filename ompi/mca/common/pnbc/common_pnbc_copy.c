@@ -2,11 +2,11 @@
  * Copyright (c) 2026 The pnbc developers.
  * SPDX-License-Identifier: BSD-3-Clause
  *
- * pnbc_copy_nt() (common_pnbc.h; used by shm_action_t.nt): whole
- * 64-byte lines written with streaming stores from the first line
- * boundary of the destination on, the partial lines at either end with
- * ordinary ones.  x86-64 only (SSE2, which every x86-64 CPU has);
- * elsewhere an ordinary copy.
+ * pnbc_copy_nt() (common_pnbc.h): whole 64-byte lines written with
+ * streaming stores from the first line boundary of the destination on,
+ * the partial lines at either end with ordinary ones; pnbc_fill(), which
+ * chooses between it and pnbc_copy().  x86-64 only (SSE2, which every
+ * x86-64 CPU has); elsewhere an ordinary copy.
  */
 
 #include "common_pnbc.h"
@@ -14,8 +14,16 @@
 #include <stdint.h>
 #include <string.h>
 
+static uint64_t nt_fills;
+
+uint64_t pnbc_fill_nt_count(void)
+{
+    return __atomic_load_n(&nt_fills, __ATOMIC_RELAXED);
+}
+
 #if defined(__x86_64__)
 #include <emmintrin.h>
+#include <x86intrin.h>
 
 void pnbc_copy_nt(void *dst, const void *src, size_t bytes)
 {
@@ -45,10 +53,70 @@ void pnbc_copy_nt(void *dst, const void *src, size_t bytes)
     _mm_sfence();
 }
 
+/* Where a sender's ordinary stores must take each line from the cache of
+ * the reader that copied the last message out, they can cost ten times
+ * what non-temporal ones do; elsewhere about the same, and then the
+ * reader finds the message in a cache instead of memory, which wins: so
+ * non-temporal stores only while ordinary ones cost coll_pnbc_shm_nt_ratio
+ * times as much (docs/design-measurements.md, "Filling boxes with
+ * non-temporal stores").  Which holds may change while a job runs (a VM's CPUs
+ * move), so the sender times its fills: each way's cost per KiB,
+ * smoothed, the way in use over 8 fills, the other way, tried every
+ * FILL_TRIAL fills, over 2; a sample counts at most 4 times the estimate
+ * (one preempted copy does not flip the choice).  The first two fills
+ * each way (pages touched the first time) are only remembered. */
+#define FILL_TRIAL 256
+
+static uint32_t fill_sample(pnbc_fill_t *f, bool nt, uint64_t ticks, size_t bytes)
+{
+    uint64_t s = (ticks << 10) / bytes;
+    uint64_t c = f->cost[nt];
+    if (f->samples[nt] < 2) {
+        ++f->samples[nt];
+        return (uint32_t) ((s > UINT32_MAX) ? UINT32_MAX : s);
+    }
+    s = (s > 4 * c) ? 4 * c : s;
+    c = (nt == f->nt) ? (7 * c + s) / 8 : (c + s) / 2;
+    return (uint32_t) ((c > UINT32_MAX) ? UINT32_MAX : (c ? c : 1));
+}
+
+void pnbc_fill(pnbc_fill_t *f, void *dst, const void *src, size_t bytes)
+{
+    const pnbc_engine_params_t *p = &mca_common_pnbc_params;
+    if (!f->on || bytes < (size_t) p->shm_nt_min_bytes || bytes > (size_t) p->shm_nt_max_bytes) {
+        pnbc_copy(dst, src, bytes);
+        return;
+    }
+    bool nt = true;
+    if (p->shm_nt_ratio > 0) {
+        nt = f->nt;
+        if (++f->since >= ((f->samples[!nt] < 2) ? 1 : FILL_TRIAL)) {
+            f->since = 0;
+            nt = !nt;
+        }
+        const uint64_t t0 = __rdtsc();
+        (nt ? pnbc_copy_nt : pnbc_copy)(dst, src, bytes);
+        f->cost[nt] = fill_sample(f, nt, __rdtsc() - t0, bytes);
+        f->nt = f->samples[1] >= 2 &&
+                f->cost[0] > (uint64_t) p->shm_nt_ratio * f->cost[1];
+    } else {
+        pnbc_copy_nt(dst, src, bytes);
+    }
+    if (nt) {
+        __atomic_add_fetch(&nt_fills, 1, __ATOMIC_RELAXED);
+    }
+}
+
 #else
 
 void pnbc_copy_nt(void *dst, const void *src, size_t bytes)
 {
+    pnbc_copy(dst, src, bytes);
+}
+
+void pnbc_fill(pnbc_fill_t *f, void *dst, const void *src, size_t bytes)
+{
+    (void) f;
     pnbc_copy(dst, src, bytes);
 }
 

@@ -211,7 +211,7 @@ typedef struct shm_action_t {
                                offers (entry's `help`; both sides) */
     bool help_wait;         /* receiver: read its part of a shared offer,
                                waits for the sender's */
-    bool nt;                /* sender: fill boxes with non-temporal stores */
+    pnbc_fill_t fill;       /* sender: how it fills the boxes */
     uint64_t posts;         /* posts of this action (both sides count) */
     uint64_t invite_addr, invite_pid;   /* sender: where to write (the entry's) */
     uint64_t gen;           /* sender: the block's incarnation at attach */
@@ -284,9 +284,8 @@ static inline size_t shm_box_max(const pnbc_channel_t *ch)
  * (coll_pnbc_oversubscribed)? */
 bool pnbc_shm_oversubscribed(void);
 
-/* Should a sender fill boxes of `frag` bytes with non-temporal stores
- * (common_pnbc_shm_copy.c; counted for coll_pnbc_verbose 2)? */
-bool pnbc_shm_nt_boxes(uint64_t frag);
+/* May a sender use non-temporal stores (pnbc_fill_t.on)? */
+bool pnbc_shm_nt_allowed(void);
 
 /* What a single copy costs here and at the peers (common_pnbc_shm_cost.c;
  * docs/design-measurements.md, "Machines where a single copy is dear").

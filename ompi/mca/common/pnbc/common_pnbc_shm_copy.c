@@ -53,27 +53,12 @@ bool pnbc_shm_oversubscribed(void)
     return 0 != found;
 }
 
-/* A sender's ordinary stores into a box first fetch each line for
- * ownership, and the lines the receiver still holds from copying out the
- * box's last message must be taken from its cache: on machines where
- * that is dear, a message that fits the receiver's cache crossed at a
- * fraction of the copy's speed (2 to 3 times slower at 16-64 KiB in
- * docs/design-measurements.md, "Filling boxes with non-temporal
- * stores").  Non-temporal stores write whole lines unfetched, and leave
- * them to memory -- a loss where the receiver would have found them in a
- * cache: where processes share CPUs (then a receiver often runs where
- * its sender ran), and for smaller boxes, which caches hold anyway. */
-static uint64_t nt_slots;
-
-bool pnbc_shm_nt_boxes(uint64_t frag)
+/* May a sender fill shared memory with non-temporal stores at all
+ * (pnbc_fill())?  Not where processes share CPUs: a receiver then often
+ * runs where its sender ran and would find the lines in its cache. */
+bool pnbc_shm_nt_allowed(void)
 {
-    const pnbc_engine_params_t *p = &mca_common_pnbc_params;
-    const bool nt = p->shm_nt_min_bytes > 0 && frag >= (uint64_t) p->shm_nt_min_bytes &&
-                    frag <= (uint64_t) p->shm_nt_max_bytes && !pnbc_shm_oversubscribed();
-    if (nt) {
-        __atomic_add_fetch(&nt_slots, 1, __ATOMIC_RELAXED);
-    }
-    return nt;
+    return mca_common_pnbc_params.shm_nt_min_bytes > 0 && !pnbc_shm_oversubscribed();
 }
 
 /* Offered messages this process helped copy, helps the kernel refused,
@@ -87,13 +72,13 @@ void pnbc_shm_copy_report(void)
     if (mca_common_pnbc_params.verbose >= 2) {
         opal_output(0, "coll:pnbc: shm: %llu offered messages copied by both sides, %llu helps "
                     "refused by the kernel, %llu offers refused, %llu slots declined single copy, "
-                    "%llu slots filled with non-temporal stores",
+                    "%llu fills with non-temporal stores",
                     (unsigned long long) __atomic_load_n(&shared_copies, __ATOMIC_RELAXED),
                     (unsigned long long) __atomic_load_n(&helps_refused, __ATOMIC_RELAXED),
                     (unsigned long long) __atomic_load_n(&offers_refused, __ATOMIC_RELAXED),
                     (unsigned long long) __atomic_load_n(&pnbc_shm_declined_slots,
                                                          __ATOMIC_RELAXED),
-                    (unsigned long long) __atomic_load_n(&nt_slots, __ATOMIC_RELAXED));
+                    (unsigned long long) pnbc_fill_nt_count());
     }
 }
 

@@ -263,6 +263,7 @@ static bool out_attach(mbox_out_t *o, int me)
             ring_attach(&o->ring, (char *) r->base + table[k].offset, h->nunits, h->payload);
             ring_touch(&o->ring, true);
             o->hdr = h;
+            o->fill = (pnbc_fill_t) { .on = pnbc_shm_nt_allowed() };
             return true;
         }
     }
@@ -345,7 +346,7 @@ bool pnbc_mbox_write(mbox_out_t *o, uint64_t key, uint32_t cid, const char *flat
     c->cid = cid;
     c->len = bytes;
     if (NULL != flat) {
-        pnbc_copy(c->data, flat, bytes);
+        pnbc_fill(&o->fill, c->data, flat, bytes);
     } else if (bytes > 0 && pnbc_convert_part(conv, c->data, bytes, 0, true) != bytes) {
         *err = MPI_ERR_TRUNCATE;
     }

@@ -131,6 +131,7 @@ typedef struct mbox_out_t {     /* sender: one per receiver */
     int state;                  /* MBOX_*: where our messages to it go */
     uint32_t stuck;             /* polls that found no room in the ring */
     uint64_t want;              /* the tail last asked for (ring.want) */
+    pnbc_fill_t fill;           /* how we fill the ring */
 } mbox_out_t;
 
 /* A communicator's use of a tier's rings, which are the process's (one

@@ -29,7 +29,7 @@ static bool send_find_slot(const pnbc_action_t *a, shm_action_t *t)
             e->frag <= r->size && (e->frag > 0 || 0 == e->capacity) &&
             e->offset + shm_slot_size(e->frag, e->depth) <= r->size) {
             slot_attach(t, (char *) r->base + e->offset, e->frag, e->depth);
-            t->nt = pnbc_shm_nt_boxes(e->frag);
+            t->fill = (pnbc_fill_t) { .on = pnbc_shm_nt_allowed() };
             t->capacity = e->capacity;
             t->offer_asked = (0 != e->offer);
             t->offer_declined = (0 != e->declined);
@@ -194,7 +194,7 @@ static bool send_stream(shm_action_t *t)
             len = SHM_TRUNCATED;            /* tell the receiver too */
             t->err = MPI_ERR_TRUNCATE;
         } else if (NULL != t->flat) {
-            (t->nt ? pnbc_copy_nt : pnbc_copy)(box->data, t->flat + t->moved, len);
+            pnbc_fill(&t->fill, box->data, t->flat + t->moved, len);
         } else if (len > 0) {
             len = pnbc_convert_part(t->conv, box->data, len, t->moved, true);
         }
