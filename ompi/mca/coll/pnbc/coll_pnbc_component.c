@@ -223,12 +223,17 @@ static const pnbc_param_t pnbc_params[] = {
       MCA_BASE_VAR_TYPE_INT, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_ALL,
       &mca_common_pnbc_params.shm_nt_max_bytes },
     { "shm_nt_ratio",
-      "Shared memory transport: a sender uses non-temporal stores (within "
+      "Shared memory transport: a sender fills boxes with non-temporal stores (within "
       "coll_pnbc_shm_nt_min_bytes and _max_bytes) only while it measures its ordinary "
       "stores more than this many times as dear, trying the other way now and then "
-      "(0: always)",
+      "(0: always; at most 255)",
       MCA_BASE_VAR_TYPE_INT, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_ALL,
       &mca_common_pnbc_params.shm_nt_ratio },
+    { "nbc_mailbox_nt_ratio",
+      "Nonblocking collectives: coll_pnbc_shm_nt_ratio for the mailbox rings (higher: "
+      "a ring's receiver more often still caches the lines an ordinary store finds)",
+      MCA_BASE_VAR_TYPE_INT, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_ALL,
+      &mca_common_pnbc_params.nbc_mailbox_nt_ratio },
     /* Each side decides alone: a receiver that cannot read refuses the
      * offer and the message streams instead. */
     { "shm_single_copy",

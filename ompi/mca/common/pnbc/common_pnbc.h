@@ -55,8 +55,9 @@ typedef struct pnbc_engine_params_t {
                                non-temporal stores (coll_pnbc_shm_nt_*;
                                0: never; pnbc_fill()) */
     int shm_nt_max_bytes;
-    int shm_nt_ratio;       /* ...while it measures its ordinary stores
-                               this many times dearer (0: always) */
+    int shm_nt_ratio;       /* ...boxes while it measures its ordinary
+                               stores this many times dearer (0: always) */
+    int nbc_mailbox_nt_ratio;   /* ...mailbox rings: the same */
     size_t shm_pool_comm_bytes; /* a communicator's share of a process's
                                    shm pool (coll_pnbc_shm_pool_comm_bytes) */
     size_t shm_pool_node_bytes; /* the job's pools on a node together */
@@ -416,11 +417,13 @@ void pnbc_copy_nt(void *dst, const void *src, size_t bytes);
 /* How one sender fills one stretch of shared memory another process
  * reads (a slot's boxes, a mailbox ring): messages of
  * coll_pnbc_shm_nt_min_bytes to _max_bytes with non-temporal stores
- * while its ordinary stores cost coll_pnbc_shm_nt_ratio times as much, as
- * the sender measures them (0: always), the other way tried now and then; pnbc_copy() otherwise (common_pnbc_copy.c).  The
- * owner sets `on`, may it use them at all; the rest starts at zero. */
+ * while its ordinary stores cost `ratio` times as much, as the sender
+ * measures them (0: always), the other way tried now and then;
+ * pnbc_copy() otherwise (common_pnbc_copy.c).  The owner sets `on` (may
+ * it use them at all) and `ratio`; the rest starts at zero. */
 typedef struct pnbc_fill_t {
     bool on;
+    uint8_t ratio;
     bool nt;                    /* the way in use */
     uint8_t samples[2];         /* fills measured each way (up to 2) */
     uint32_t since;             /* fills since the other way was tried */

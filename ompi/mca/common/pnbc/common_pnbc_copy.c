@@ -57,9 +57,9 @@ void pnbc_copy_nt(void *dst, const void *src, size_t bytes)
  * the reader that copied the last message out, they can cost ten times
  * what non-temporal ones do; elsewhere about the same, and then the
  * reader finds the message in a cache instead of memory, which wins: so
- * non-temporal stores only while ordinary ones cost coll_pnbc_shm_nt_ratio
- * times as much (docs/design-measurements.md, "Filling boxes with
- * non-temporal stores").  Which holds may change while a job runs (a VM's CPUs
+ * non-temporal stores only while ordinary ones cost `ratio` times as
+ * much (docs/design-measurements.md, "Filling boxes with non-temporal
+ * stores").  Which holds may change while a job runs (a VM's CPUs
  * move), so the sender times its fills: each way's cost per KiB,
  * smoothed, the way in use over 8 fills, the other way, tried every
  * FILL_TRIAL fills, over 2; a sample counts at most 4 times the estimate
@@ -88,7 +88,7 @@ void pnbc_fill(pnbc_fill_t *f, void *dst, const void *src, size_t bytes)
         return;
     }
     bool nt = true;
-    if (p->shm_nt_ratio > 0) {
+    if (f->ratio > 0) {
         nt = f->nt;
         if (++f->since >= ((f->samples[!nt] < 2) ? 1 : FILL_TRIAL)) {
             f->since = 0;
@@ -98,7 +98,7 @@ void pnbc_fill(pnbc_fill_t *f, void *dst, const void *src, size_t bytes)
         (nt ? pnbc_copy_nt : pnbc_copy)(dst, src, bytes);
         f->cost[nt] = fill_sample(f, nt, __rdtsc() - t0, bytes);
         f->nt = f->samples[1] >= 2 &&
-                f->cost[0] > (uint64_t) p->shm_nt_ratio * f->cost[1];
+                f->cost[0] > (uint64_t) f->ratio * f->cost[1];
     } else {
         pnbc_copy_nt(dst, src, bytes);
     }
