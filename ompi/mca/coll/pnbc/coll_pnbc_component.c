@@ -210,30 +210,23 @@ static const pnbc_param_t pnbc_params[] = {
       MCA_BASE_VAR_TYPE_INT, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_ALL,
       &mca_common_pnbc_params.shm_stream_frag_bytes },
     { "shm_nt_min_bytes",
-      "Shared memory transport: a sender may fill boxes and mailbox rings with messages "
-      "of this many bytes up to coll_pnbc_shm_nt_max_bytes with non-temporal stores, "
-      "which write whole lines without fetching them from the receiver's cache first "
-      "(see coll_pnbc_shm_nt_ratio); never where processes outnumber CPUs (0: never; "
-      "docs/design-measurements.md)",
+      "Shared memory transport: a sender fills boxes of this many bytes up to "
+      "coll_pnbc_shm_nt_max_bytes with non-temporal stores, which write whole lines without "
+      "fetching them from the receiver's cache first, and larger boxes and the messages of "
+      "this size of nonblocking calls' mailbox rings as coll_pnbc_shm_nt_ratio says; never "
+      "where processes outnumber CPUs (0: never; docs/design-measurements.md)",
       MCA_BASE_VAR_TYPE_INT, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_ALL,
       &mca_common_pnbc_params.shm_nt_min_bytes },
     { "shm_nt_max_bytes",
-      "Shared memory transport: see coll_pnbc_shm_nt_min_bytes (larger boxes leave "
-      "fewer of their lines in the receiver's cache)",
+      "Shared memory transport: see coll_pnbc_shm_nt_min_bytes",
       MCA_BASE_VAR_TYPE_INT, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_ALL,
       &mca_common_pnbc_params.shm_nt_max_bytes },
     { "shm_nt_ratio",
-      "Shared memory transport: a sender fills boxes with non-temporal stores (within "
-      "coll_pnbc_shm_nt_min_bytes and _max_bytes) only while it measures its ordinary "
-      "stores more than this many times as dear, trying the other way now and then "
-      "(0: always; at most 255)",
+      "Shared memory transport: boxes larger than coll_pnbc_shm_nt_max_bytes and mailbox "
+      "rings get non-temporal stores only while their sender measures its ordinary stores "
+      "more than this many times as dear, trying the other way now and then (0: always)",
       MCA_BASE_VAR_TYPE_INT, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_ALL,
       &mca_common_pnbc_params.shm_nt_ratio },
-    { "nbc_mailbox_nt_ratio",
-      "Nonblocking collectives: coll_pnbc_shm_nt_ratio for the mailbox rings (higher: "
-      "a ring's receiver more often still caches the lines an ordinary store finds)",
-      MCA_BASE_VAR_TYPE_INT, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_ALL,
-      &mca_common_pnbc_params.nbc_mailbox_nt_ratio },
     /* Each side decides alone: a receiver that cannot read refuses the
      * offer and the message streams instead. */
     { "shm_single_copy",

@@ -50,14 +50,14 @@ typedef struct pnbc_engine_params_t {
     int shm_stream_frag_bytes; /* larger ones stream through boxes this
                                   big (coll_pnbc_shm_stream_frag_bytes) */
     int shm_single_copy;/* ...or go in one copy, process_vm_readv */
-    int shm_nt_min_bytes;   /* a sender may fill messages of this many
-                               bytes up to shm_nt_max_bytes with
-                               non-temporal stores (coll_pnbc_shm_nt_*;
-                               0: never; pnbc_fill()) */
+    int shm_nt_min_bytes;   /* a sender fills boxes of this many bytes up
+                               to shm_nt_max_bytes with non-temporal
+                               stores (coll_pnbc_shm_nt_*; 0: never;
+                               pnbc_fill()), ... */
     int shm_nt_max_bytes;
-    int shm_nt_ratio;       /* ...boxes while it measures its ordinary
-                               stores this many times dearer (0: always) */
-    int nbc_mailbox_nt_ratio;   /* ...mailbox rings: the same */
+    int shm_nt_ratio;       /* ...larger boxes and mailbox rings while it
+                               measures its ordinary stores this many
+                               times dearer (0: always) */
     size_t shm_pool_comm_bytes; /* a communicator's share of a process's
                                    shm pool (coll_pnbc_shm_pool_comm_bytes) */
     size_t shm_pool_node_bytes; /* the job's pools on a node together */
@@ -415,15 +415,16 @@ static inline void pnbc_copy(void *dst, const void *src, size_t bytes)
 void pnbc_copy_nt(void *dst, const void *src, size_t bytes);
 
 /* How one sender fills one stretch of shared memory another process
- * reads (a slot's boxes, a mailbox ring): messages of
- * coll_pnbc_shm_nt_min_bytes to _max_bytes with non-temporal stores
- * while its ordinary stores cost `ratio` times as much, as the sender
- * measures them (0: always), the other way tried now and then;
- * pnbc_copy() otherwise (common_pnbc_copy.c).  The owner sets `on` (may
- * it use them at all) and `ratio`; the rest starts at zero. */
+ * reads (a slot's boxes, a mailbox ring), messages of at least
+ * coll_pnbc_shm_nt_min_bytes: a box of up to coll_pnbc_shm_nt_max_bytes
+ * with non-temporal stores, anything else with them while the sender
+ * measures its ordinary stores coll_pnbc_shm_nt_ratio times as dear (0:
+ * always), the other way tried now and then; smaller messages with
+ * pnbc_copy() (common_pnbc_copy.c).  The owner sets `on` (may it use
+ * them at all) and `box`; the rest starts at zero. */
 typedef struct pnbc_fill_t {
     bool on;
-    uint8_t ratio;
+    bool box;
     bool nt;                    /* the way in use */
     uint8_t samples[2];         /* fills measured each way (up to 2) */
     uint32_t since;             /* fills since the other way was tried */

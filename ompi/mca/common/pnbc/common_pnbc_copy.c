@@ -57,40 +57,45 @@ void pnbc_copy_nt(void *dst, const void *src, size_t bytes)
  * the reader that copied the last message out, they can cost ten times
  * what non-temporal ones do; elsewhere about the same, and then the
  * reader finds the message in a cache instead of memory, which wins: so
- * non-temporal stores only while ordinary ones cost `ratio` times as
- * much (docs/design-measurements.md, "Filling boxes with non-temporal
- * stores").  Which holds may change while a job runs (a VM's CPUs
- * move), so the sender times its fills: each way's cost per KiB,
- * smoothed, the way in use over 8 fills, the other way, tried every
- * FILL_TRIAL fills, over 2; a sample counts at most 4 times the estimate
- * (one preempted copy does not flip the choice).  The first two fills
- * each way (pages touched the first time) are only remembered. */
+ * non-temporal stores only while ordinary ones cost coll_pnbc_shm_nt_ratio
+ * times as much (docs/design-measurements.md, "Filling boxes with
+ * non-temporal stores", "Measured by the sender").  Which holds may
+ * change while a job runs (a VM's CPUs move), so the sender times its
+ * fills: each way's cost per KiB, the
+ * way not in use tried every FILL_TRIAL fills (every other fill until
+ * each way has 2).  An estimate takes a cheaper sample at once (the
+ * first fills touch pages the first time, and a way's last cheap sample
+ * may be old) and moves a quarter of the way up to a dearer one, counted
+ * at most twice the estimate: one preempted copy does not flip the
+ * choice, a change of the machine's mode does within some fills. */
 #define FILL_TRIAL 256
 
 static uint32_t fill_sample(pnbc_fill_t *f, bool nt, uint64_t ticks, size_t bytes)
 {
-    uint64_t s = (ticks << 10) / bytes;
+    const uint64_t s = (ticks << 10) / bytes;
     uint64_t c = f->cost[nt];
     if (f->samples[nt] < 2) {
         ++f->samples[nt];
-        return (uint32_t) ((s > UINT32_MAX) ? UINT32_MAX : s);
     }
-    s = (s > 4 * c) ? 4 * c : s;
-    c = (nt == f->nt) ? (7 * c + s) / 8 : (c + s) / 2;
+    if (0 == c || s < c) {
+        c = s;
+    } else {
+        c += (((s > 2 * c) ? 2 * c : s) - c) / 4;
+    }
     return (uint32_t) ((c > UINT32_MAX) ? UINT32_MAX : (c ? c : 1));
 }
 
 void pnbc_fill(pnbc_fill_t *f, void *dst, const void *src, size_t bytes)
 {
     const pnbc_engine_params_t *p = &mca_common_pnbc_params;
-    if (!f->on || bytes < (size_t) p->shm_nt_min_bytes || bytes > (size_t) p->shm_nt_max_bytes) {
+    if (!f->on || bytes < (size_t) p->shm_nt_min_bytes) {
         pnbc_copy(dst, src, bytes);
         return;
     }
     bool nt = true;
-    if (f->ratio > 0) {
+    if (p->shm_nt_ratio > 0 && !(f->box && bytes <= (size_t) p->shm_nt_max_bytes)) {
         nt = f->nt;
-        if (++f->since >= ((f->samples[!nt] < 2) ? 1 : FILL_TRIAL)) {
+        if (++f->since >= ((f->samples[!nt] < 2) ? 2 : FILL_TRIAL)) {
             f->since = 0;
             nt = !nt;
         }
@@ -98,7 +103,7 @@ void pnbc_fill(pnbc_fill_t *f, void *dst, const void *src, size_t bytes)
         (nt ? pnbc_copy_nt : pnbc_copy)(dst, src, bytes);
         f->cost[nt] = fill_sample(f, nt, __rdtsc() - t0, bytes);
         f->nt = f->samples[1] >= 2 &&
-                f->cost[0] > (uint64_t) f->ratio * f->cost[1];
+                f->cost[0] > (uint64_t) p->shm_nt_ratio * f->cost[1];
     } else {
         pnbc_copy_nt(dst, src, bytes);
     }

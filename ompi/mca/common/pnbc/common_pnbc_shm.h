@@ -284,10 +284,8 @@ static inline size_t shm_box_max(const pnbc_channel_t *ch)
  * (coll_pnbc_oversubscribed)? */
 bool pnbc_shm_oversubscribed(void);
 
-/* May a sender use non-temporal stores (pnbc_fill_t.on)?  A ratio
- * parameter as pnbc_fill_t.ratio (0-255). */
+/* May a sender use non-temporal stores (pnbc_fill_t.on)? */
 bool pnbc_shm_nt_allowed(void);
-uint8_t pnbc_shm_nt_ratio(int param);
 
 /* What a single copy costs here and at the peers (common_pnbc_shm_cost.c;
  * docs/design-measurements.md, "Machines where a single copy is dear").

@@ -61,11 +61,6 @@ bool pnbc_shm_nt_allowed(void)
     return mca_common_pnbc_params.shm_nt_min_bytes > 0 && !pnbc_shm_oversubscribed();
 }
 
-uint8_t pnbc_shm_nt_ratio(int param)
-{
-    return (uint8_t) ((param < 0) ? 0 : (param > 255) ? 255 : param);
-}
-
 /* Offered messages this process helped copy, helps the kernel refused,
  * offers it refused as a receiver (coll_pnbc_verbose 2); slots whose
  * single copy it declined (pnbc_shm_offer_floor()). */

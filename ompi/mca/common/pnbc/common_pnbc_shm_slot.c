@@ -29,8 +29,7 @@ static bool send_find_slot(const pnbc_action_t *a, shm_action_t *t)
             e->frag <= r->size && (e->frag > 0 || 0 == e->capacity) &&
             e->offset + shm_slot_size(e->frag, e->depth) <= r->size) {
             slot_attach(t, (char *) r->base + e->offset, e->frag, e->depth);
-            t->fill = (pnbc_fill_t) { .on = pnbc_shm_nt_allowed(),
-                                      .ratio = pnbc_shm_nt_ratio(mca_common_pnbc_params.shm_nt_ratio) };
+            t->fill = (pnbc_fill_t) { .on = pnbc_shm_nt_allowed(), .box = true };
             t->capacity = e->capacity;
             t->offer_asked = (0 != e->offer);
             t->offer_declined = (0 != e->declined);
