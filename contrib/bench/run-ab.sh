@@ -14,6 +14,7 @@
 #   MODE: persistent (default) | nonblocking | blocking
 #   A_ARGS, B_ARGS: more mpirun arguments for A's runs or B's alone (an A/B
 #   of parameters: the same tree twice, e.g. A_ARGS="--mca coll_pnbc_x 0")
+#   C_ARGS: when set, a third run per round, tree B with these arguments
 set -euo pipefail
 [ $# -ge 5 ] || { sed -n '2,/^set/p' "$0" | sed 's/^# \{0,1\}//;/^set/d'; exit 2; }
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -30,9 +31,10 @@ for tree in "$A" "$B"; do
     [ -f "$tree/ompi/mca/coll/pnbc/.libs/mca_coll_pnbc.so" ] || { echo "no build in $tree" >&2; exit 1; }
 done
 for _ in $(seq "$ROUNDS"); do
-    for label in A B; do
-        tree=$A; [ $label = B ] && tree=$B
-        read -r -a own <<< "$([ $label = A ] && echo "${A_ARGS:-}" || echo "${B_ARGS:-}")"
+    for label in A B ${C_ARGS+C}; do
+        tree=$A; [ $label = A ] || tree=$B
+        case $label in A) args=${A_ARGS:-} ;; B) args=${B_ARGS:-} ;; *) args=$C_ARGS ;; esac
+        read -r -a own <<< "$args"
         "${MPIRUN:-mpirun}" -np "$NP" "${OVER[@]}" --mca btl self,vader --mca pml ob1 \
             --mca mca_base_component_path "$tree/ompi/mca/coll/pnbc/.libs:$SYS" \
             --mca coll pnbc,basic,libnbc,tuned,self "${own[@]}" "$@" \
