@@ -301,6 +301,15 @@ run_case conformance-shm-nt-np3 bash -c "$expect_output" expect shm-nt \
 run_case nbc-shm-nt-np3 bash -c "$expect_output" expect nbc-shm-nt \
     "[1-9][0-9]* fills with non-temporal stores" "$MPIRUN" $(mpiargs 3) $SHM_NT \
     --mca coll_pnbc_nbc_shm_min_bytes 0 "$(bin nbc_test)" 20
+# The same with every fill measured (pnbc_fill(); nt_max 0: no box is
+# always filled so): each ring and slot tries both ways in its first
+# fills, and a ratio of 1 flips between them as the timings go, so the
+# messages of one ring or slot take both ways.
+SHM_NT_MEASURED="${SHM_NT/--mca coll_pnbc_shm_nt_max_bytes 2147483647 --mca coll_pnbc_shm_nt_ratio 0/--mca coll_pnbc_shm_nt_max_bytes 0 --mca coll_pnbc_shm_nt_ratio 1}"
+# shellcheck disable=SC2046,SC2086
+run_case nbc-shm-nt-measured-np3 bash -c "$expect_output" expect nbc-shm-nt-measured \
+    "[1-9][0-9]* fills with non-temporal stores" "$MPIRUN" $(mpiargs 3) $SHM_NT_MEASURED \
+    --mca coll_pnbc_nbc_shm_min_bytes 0 "$(bin nbc_test)" 20
 # Nonblocking messages of 8-256 KiB to a receiver that declines take the
 # large mailbox ring, by the floor it published in the modex (both sides
 # read the same): with rank 0 alone declining, an alltoall (its row asks for
