@@ -61,13 +61,13 @@ void pnbc_copy_nt(void *dst, const void *src, size_t bytes)
  * times as much (docs/design-measurements.md, "Filling boxes with
  * non-temporal stores", "Measured by the sender").  Which holds may
  * change while a job runs (a VM's CPUs move), so the sender times its
- * fills: each way's cost per KiB, the
- * way not in use tried every FILL_TRIAL fills (every other fill until
- * each way has 2).  An estimate takes a cheaper sample at once (the
- * first fills touch pages the first time, and a way's last cheap sample
- * may be old) and moves a quarter of the way up to a dearer one, counted
- * at most twice the estimate: one preempted copy does not flip the
- * choice, a change of the machine's mode does within some fills. */
+ * fills: each way's cost per KiB, the way not in use tried every
+ * FILL_TRIAL fills (every other fill until each way has 2).  An
+ * estimate takes a cheaper sample at once (the first fills touch pages
+ * the first time, and a way's last cheap sample may be old) and moves a
+ * quarter of the way up to a dearer one, counted at most twice the
+ * estimate: one preempted copy does not flip the choice, a change of the
+ * machine's mode does within some fills. */
 #define FILL_TRIAL 256
 
 static uint32_t fill_sample(pnbc_fill_t *f, bool nt, uint64_t ticks, size_t bytes)
