@@ -292,7 +292,7 @@ run_case shm-dear-mixed-nbc-np3 "$MPIRUN" $(mpiargs 1) --oversubscribe --mca mpi
 # on a node with a CPU per process (where processes outnumber CPUs they are
 # never used); the senders must say they used them.  Persistent and
 # nonblocking calls.
-SHM_NT="--mca coll_pnbc_oversubscribed 0 --mca coll_pnbc_shm_single_copy 0 --mca coll_pnbc_shm_nt_min_bytes 1 --mca coll_pnbc_shm_nt_max_bytes 2147483647 --mca coll_pnbc_shm_nt_ratio 0 --mca coll_pnbc_verbose 2"
+SHM_NT="--mca coll_pnbc_oversubscribed 0 --mca coll_pnbc_shm_single_copy 0 --mca coll_pnbc_shm_nt_min_bytes 1 --mca coll_pnbc_shm_nt_max_bytes 2147483647 --mca coll_pnbc_shm_nt_ratio 0 --mca coll_pnbc_shm_nt_measured_min_bytes 1 --mca coll_pnbc_verbose 2"
 # shellcheck disable=SC2046,SC2086
 run_case conformance-shm-nt-np3 bash -c "$expect_output" expect shm-nt \
     "[1-9][0-9]* fills with non-temporal stores" "$MPIRUN" $(mpiargs 3) $SHM_SMALL_BOX $SHM_NT \

@@ -212,9 +212,10 @@ static const pnbc_param_t pnbc_params[] = {
     { "shm_nt_min_bytes",
       "Shared memory transport: a sender fills boxes of this many bytes up to "
       "coll_pnbc_shm_nt_max_bytes with non-temporal stores, which write whole lines without "
-      "fetching them from the receiver's cache first, and larger boxes and the messages of "
-      "this size of nonblocking calls' mailbox rings as coll_pnbc_shm_nt_ratio says; never "
-      "where processes outnumber CPUs (0: never; docs/design-measurements.md)",
+      "fetching them from the receiver's cache first, and other boxes and the messages of "
+      "nonblocking calls' mailbox rings of at least coll_pnbc_shm_nt_measured_min_bytes as "
+      "coll_pnbc_shm_nt_ratio says; never where processes outnumber CPUs (0: never; "
+      "docs/design-measurements.md)",
       MCA_BASE_VAR_TYPE_INT, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_ALL,
       &mca_common_pnbc_params.shm_nt_min_bytes },
     { "shm_nt_max_bytes",
@@ -222,11 +223,17 @@ static const pnbc_param_t pnbc_params[] = {
       MCA_BASE_VAR_TYPE_INT, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_ALL,
       &mca_common_pnbc_params.shm_nt_max_bytes },
     { "shm_nt_ratio",
-      "Shared memory transport: boxes larger than coll_pnbc_shm_nt_max_bytes and mailbox "
-      "rings get non-temporal stores only while their sender measures its ordinary stores "
-      "more than this many times as dear, trying the other way now and then (0: always)",
+      "Shared memory transport: messages of at least coll_pnbc_shm_nt_measured_min_bytes "
+      "outside the boxes of coll_pnbc_shm_nt_min_bytes to _max_bytes get non-temporal "
+      "stores only while their sender measures its ordinary stores more than this many "
+      "times as dear, trying the other way now and then (0: always)",
       MCA_BASE_VAR_TYPE_INT, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_ALL,
       &mca_common_pnbc_params.shm_nt_ratio },
+    { "shm_nt_measured_min_bytes",
+      "Shared memory transport: see coll_pnbc_shm_nt_ratio (smaller messages: ordinary "
+      "stores)",
+      MCA_BASE_VAR_TYPE_INT, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_ALL,
+      &mca_common_pnbc_params.shm_nt_measured_min_bytes },
     /* Each side decides alone: a receiver that cannot read refuses the
      * offer and the message streams instead. */
     { "shm_single_copy",

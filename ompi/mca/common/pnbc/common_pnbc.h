@@ -55,9 +55,11 @@ typedef struct pnbc_engine_params_t {
                                stores (coll_pnbc_shm_nt_*; 0: never;
                                pnbc_fill()), ... */
     int shm_nt_max_bytes;
-    int shm_nt_ratio;       /* ...larger boxes and mailbox rings while it
+    int shm_nt_ratio;       /* ...other messages of at least
+                               shm_nt_measured_min_bytes while it
                                measures its ordinary stores this many
                                times dearer (0: always) */
+    int shm_nt_measured_min_bytes;
     size_t shm_pool_comm_bytes; /* a communicator's share of a process's
                                    shm pool (coll_pnbc_shm_pool_comm_bytes) */
     size_t shm_pool_node_bytes; /* the job's pools on a node together */
@@ -415,12 +417,12 @@ static inline void pnbc_copy(void *dst, const void *src, size_t bytes)
 void pnbc_copy_nt(void *dst, const void *src, size_t bytes);
 
 /* How one sender fills one stretch of shared memory another process
- * reads (a slot's boxes, a mailbox ring), messages of at least
- * coll_pnbc_shm_nt_min_bytes: a box of up to coll_pnbc_shm_nt_max_bytes
- * with non-temporal stores, anything else with them while the sender
- * measures its ordinary stores coll_pnbc_shm_nt_ratio times as dear (0:
- * always), the other way tried now and then; smaller messages with
- * pnbc_copy() (common_pnbc_copy.c).  The owner sets `on` (may it use
+ * reads (a slot's boxes, a mailbox ring): a box of
+ * coll_pnbc_shm_nt_min_bytes to _max_bytes with non-temporal stores, any
+ * other message of at least coll_pnbc_shm_nt_measured_min_bytes with
+ * them while the sender measures its ordinary stores
+ * coll_pnbc_shm_nt_ratio times as dear (0: always), the other way tried
+ * now and then; smaller messages with pnbc_copy() (common_pnbc_copy.c).  The owner sets `on` (may it use
  * them at all) and `box`; the rest starts at zero. */
 typedef struct pnbc_fill_t {
     bool on;

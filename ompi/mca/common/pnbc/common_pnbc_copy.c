@@ -88,12 +88,14 @@ static uint32_t fill_sample(pnbc_fill_t *f, bool nt, uint64_t ticks, size_t byte
 void pnbc_fill(pnbc_fill_t *f, void *dst, const void *src, size_t bytes)
 {
     const pnbc_engine_params_t *p = &mca_common_pnbc_params;
-    if (!f->on || bytes < (size_t) p->shm_nt_min_bytes) {
+    if (!f->on || bytes < (size_t) p->shm_nt_measured_min_bytes) {
         pnbc_copy(dst, src, bytes);
         return;
     }
+    const bool always = f->box && bytes >= (size_t) p->shm_nt_min_bytes &&
+                        bytes <= (size_t) p->shm_nt_max_bytes;
     bool nt = true;
-    if (p->shm_nt_ratio > 0 && !(f->box && bytes <= (size_t) p->shm_nt_max_bytes)) {
+    if (p->shm_nt_ratio > 0 && !always) {
         nt = f->nt;
         if (++f->since >= ((f->samples[!nt] < 2) ? 2 : FILL_TRIAL)) {
             f->since = 0;

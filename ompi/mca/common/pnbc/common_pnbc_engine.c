@@ -31,6 +31,7 @@ pnbc_engine_params_t mca_common_pnbc_params = {
     .shm_nt_min_bytes = 16384,
     .shm_nt_max_bytes = 65536,
     .shm_nt_ratio = 5,
+    .shm_nt_measured_min_bytes = 4096,
     .shm_pool_comm_bytes = (size_t) 16 << 20,
     .shm_pool_node_bytes = (size_t) 1 << 30,
     .shm_pool_step_bytes = (size_t) 4 << 20,
