@@ -63,11 +63,11 @@ void pnbc_copy_nt(void *dst, const void *src, size_t bytes)
  * change while a job runs (a VM's CPUs move), so the sender times its
  * fills: each way's cost per KiB, the way not in use tried every
  * FILL_TRIAL fills (every other fill until each way has 2).  An
- * estimate takes a cheaper sample at once (the first fills touch pages
- * the first time, and a way's last cheap sample may be old) and moves a
- * quarter of the way up to a dearer one, counted at most twice the
- * estimate: one preempted copy does not flip the choice, a change of the
- * machine's mode does within some fills. */
+ * estimate moves a quarter of the way to each sample, a dearer one
+ * counted at most twice the estimate (one preempted copy does not flip
+ * the choice, a change of the machine's mode does within some fills);
+ * the way not in use takes a cheaper sample at once (its samples are
+ * rare, and the first ones pay for touching pages the first time). */
 #define FILL_TRIAL 256
 
 static uint32_t fill_sample(pnbc_fill_t *f, bool nt, uint64_t ticks, size_t bytes)
@@ -77,10 +77,12 @@ static uint32_t fill_sample(pnbc_fill_t *f, bool nt, uint64_t ticks, size_t byte
     if (f->samples[nt] < 2) {
         ++f->samples[nt];
     }
-    if (0 == c || s < c) {
+    if (0 == c || (nt != f->nt && s < c)) {
         c = s;
-    } else {
+    } else if (s > c) {
         c += (((s > 2 * c) ? 2 * c : s) - c) / 4;
+    } else {
+        c -= (c - s) / 4;
     }
     return (uint32_t) ((c > UINT32_MAX) ? UINT32_MAX : (c ? c : 1));
 }
