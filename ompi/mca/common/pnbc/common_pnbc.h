@@ -434,7 +434,18 @@ typedef struct pnbc_fill_t {
                                    non-temporal */
 } pnbc_fill_t;
 
-void pnbc_fill(pnbc_fill_t *f, void *dst, const void *src, size_t bytes);
+void pnbc_fill_measured(pnbc_fill_t *f, void *dst, const void *src, size_t bytes);
+
+/* Small messages (most of a mailbox ring's) are copied here, inline, as
+ * before fills were measured. */
+static inline void pnbc_fill(pnbc_fill_t *f, void *dst, const void *src, size_t bytes)
+{
+    if (!f->on || bytes < (size_t) mca_common_pnbc_params.shm_nt_measured_min_bytes) {
+        pnbc_copy(dst, src, bytes);
+    } else {
+        pnbc_fill_measured(f, dst, src, bytes);
+    }
+}
 
 /* Fills with non-temporal stores so far (coll_pnbc_verbose 2). */
 uint64_t pnbc_fill_nt_count(void);

@@ -87,13 +87,10 @@ static uint32_t fill_sample(pnbc_fill_t *f, bool nt, uint64_t ticks, size_t byte
     return (uint32_t) ((c > UINT32_MAX) ? UINT32_MAX : (c ? c : 1));
 }
 
-void pnbc_fill(pnbc_fill_t *f, void *dst, const void *src, size_t bytes)
+/* (pnbc_fill() copied smaller messages, and all where `on` is false) */
+void pnbc_fill_measured(pnbc_fill_t *f, void *dst, const void *src, size_t bytes)
 {
     const pnbc_engine_params_t *p = &mca_common_pnbc_params;
-    if (!f->on || bytes < (size_t) p->shm_nt_measured_min_bytes) {
-        pnbc_copy(dst, src, bytes);
-        return;
-    }
     const bool always = f->box && bytes >= (size_t) p->shm_nt_min_bytes &&
                         bytes <= (size_t) p->shm_nt_max_bytes;
     bool nt = true;
@@ -123,7 +120,7 @@ void pnbc_copy_nt(void *dst, const void *src, size_t bytes)
     pnbc_copy(dst, src, bytes);
 }
 
-void pnbc_fill(pnbc_fill_t *f, void *dst, const void *src, size_t bytes)
+void pnbc_fill_measured(pnbc_fill_t *f, void *dst, const void *src, size_t bytes)
 {
     (void) f;
     pnbc_copy(dst, src, bytes);
