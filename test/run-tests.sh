@@ -292,7 +292,8 @@ run_case shm-dear-mixed-nbc-np3 "$MPIRUN" $(mpiargs 1) --oversubscribe --mca mpi
 # on a node with a CPU per process (where processes outnumber CPUs they are
 # never used); the senders must say they used them.  Persistent and
 # nonblocking calls.
-SHM_NT="--mca coll_pnbc_oversubscribed 0 --mca coll_pnbc_shm_single_copy 0 --mca coll_pnbc_shm_nt_min_bytes 1 --mca coll_pnbc_shm_nt_max_bytes 2147483647 --mca coll_pnbc_shm_nt_ratio 0 --mca coll_pnbc_shm_nt_measured_min_bytes 1 --mca coll_pnbc_verbose 2"
+SHM_NT_ANY="--mca coll_pnbc_oversubscribed 0 --mca coll_pnbc_shm_single_copy 0 --mca coll_pnbc_shm_nt_min_bytes 1 --mca coll_pnbc_shm_nt_measured_min_bytes 1 --mca coll_pnbc_verbose 2"
+SHM_NT="$SHM_NT_ANY --mca coll_pnbc_shm_nt_max_bytes 2147483647 --mca coll_pnbc_shm_nt_ratio 0"
 # shellcheck disable=SC2046,SC2086
 run_case conformance-shm-nt-np3 bash -c "$expect_output" expect shm-nt \
     "[1-9][0-9]* fills with non-temporal stores" "$MPIRUN" $(mpiargs 3) $SHM_SMALL_BOX $SHM_NT \
@@ -305,7 +306,7 @@ run_case nbc-shm-nt-np3 bash -c "$expect_output" expect nbc-shm-nt \
 # always filled so): each ring and slot tries both ways in its first
 # fills, and a ratio of 1 flips between them as the timings go, so the
 # messages of one ring or slot take both ways.
-SHM_NT_MEASURED="${SHM_NT/--mca coll_pnbc_shm_nt_max_bytes 2147483647 --mca coll_pnbc_shm_nt_ratio 0/--mca coll_pnbc_shm_nt_max_bytes 0 --mca coll_pnbc_shm_nt_ratio 1}"
+SHM_NT_MEASURED="$SHM_NT_ANY --mca coll_pnbc_shm_nt_max_bytes 0 --mca coll_pnbc_shm_nt_ratio 1"
 # shellcheck disable=SC2046,SC2086
 run_case nbc-shm-nt-measured-np3 bash -c "$expect_output" expect nbc-shm-nt-measured \
     "[1-9][0-9]* fills with non-temporal stores" "$MPIRUN" $(mpiargs 3) $SHM_NT_MEASURED \
