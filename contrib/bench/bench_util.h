@@ -49,4 +49,17 @@ static inline int bench_cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+/* v as a long, within [lo, hi]. */
+static inline long bench_clampl(double v, long lo, long hi)
+{
+    return v < lo ? lo : v > hi ? hi : (long) v;
+}
+
+/* Sorts v[0..n) and returns its median (n >= 1); v[0] is then the least. */
+static inline double bench_median(double *v, int n)
+{
+    qsort(v, (size_t) n, sizeof(double), bench_cmp_double);
+    return (n % 2) ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
 #endif /* PNBC_BENCH_UTIL_H */

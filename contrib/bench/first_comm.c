@@ -17,17 +17,13 @@
 #include <stdlib.h>
 #include <sys/resource.h>
 
+#include "bench_util.h"
+
 static long minor_faults(void)
 {
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
     return ru.ru_minflt;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    const double x = *(const double *) a, y = *(const double *) b;
-    return (x > y) - (x < y);
 }
 
 /* One MPI_Iallreduce + MPI_Wait on comm, after a barrier: seconds. */
@@ -63,8 +59,8 @@ int main(int argc, char **argv)
     }
     MPI_Allreduce(MPI_IN_PLACE, first, n, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
     MPI_Allreduce(MPI_IN_PLACE, again, n, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-    qsort(first, (size_t) n, sizeof(*first), cmp_double);
-    qsort(again, (size_t) n, sizeof(*again), cmp_double);
+    qsort(first, (size_t) n, sizeof(*first), bench_cmp_double);
+    qsort(again, (size_t) n, sizeof(*again), bench_cmp_double);
     if (0 == rank) {
         printf("first call on a new communicator: median %.1f us, min %.1f us, "
                "%.2f page faults (rank 0); second call: median %.1f us\n",

@@ -135,22 +135,10 @@ static void spin_ns(long ns)
     while (now_ns() - t0 < ns) { }
 }
 
-static int cmp_double(const void *x, const void *y)
-{
-    double a = *(const double *)x, b = *(const double *)y;
-    return (a > b) - (a < b);
-}
-
 static void stats(double *v, int n, double *med, double *mn)
 {
-    qsort(v, (size_t)n, sizeof(double), cmp_double);
+    *med = bench_median(v, n);
     *mn = v[0];
-    *med = (n % 2) ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
-static long clampl(double v, long lo, long hi)
-{
-    return v < lo ? lo : v > hi ? hi : (long)v;
 }
 
 /* Split a comma list; calls fn(opt, item) for each. */
@@ -352,9 +340,9 @@ static void pingpong_cell(opt_t *o, long bytes, int nparts)
 
     ok = pp_checked(o, &c, 1, "first iteration");
     t = pp_time(o, &c, 1);
-    n = clampl(o->warm_s / (t > 1e-9 ? t : 1e-9), 1, 200000);
+    n = bench_clampl(o->warm_s / (t > 1e-9 ? t : 1e-9), 1, 200000);
     t = pp_time(o, &c, n) / (double)n;
-    n = clampl(o->batch_s / (t > 1e-9 ? t : 1e-9), 1, 2000000);
+    n = bench_clampl(o->batch_s / (t > 1e-9 ? t : 1e-9), 1, 2000000);
     for (int b = 0; b < o->batches; b++) v[b] = pp_time(o, &c, n) / (double)n / 2.0 * 1e6;
     ok = pp_checked(o, &c, 2, "iteration after the timed ones (new data)") && ok;
 

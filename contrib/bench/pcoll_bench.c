@@ -38,11 +38,12 @@
  * (NA where a column does not apply). Diagnostics go to stderr; a failed data
  * check prints "VERIFY FAILED" there and makes the exit status 3.
  *
- * Usage: pcoll_bench -l LABEL [-m persistent|nonblocking|blocking] [-c COLLS] [-s SIZES]
+ * Usage: pcoll_bench -l LABEL [-m persistent|nonblocking|paired|blocking] [-c COLLS] [-s SIZES]
  *                    [-b BATCHES] [-T BATCH_MS] [-w WARMUP_MS] [-i INIT_MAX]
  *                    [-o OVERLAP_BATCHES] [-p PROBES] [-H]
- *   -c  comma list of barrier,bcast,reduce,allreduce,allgather,alltoall,gather,scatter
- *       or "all"
+ *   -m  paired: nonblocking, and the persistent request on the same buffers timed in
+ *       batches alternating with it: a row LABEL-persistent (latency) from the same launch
+ *   -c  comma list of barrier,bcast,reduce,allreduce,allgather,alltoall,gather,scatter, or all
  *   -s  comma list of sizes in bytes, K/M suffixes allowed (default 8,4K,64K,1M)
  *   -b  timed batches (default 9)       -T  target ms per batch (default 10)
  *   -w  warm-up ms (default 5)          -i  max init+free pairs per batch (default 20)
@@ -84,6 +85,7 @@ typedef struct {
     /* options */
     const char *label;
     int persistent, nonblocking; /* else blocking */
+    int paired;                  /* nonblocking + its persistent request (-m paired) */
     int colls[C_COUNT], ncolls;
     long sizes[MAX_SIZES];
     int nsizes;
@@ -97,6 +99,7 @@ typedef struct {
     int count;                   /* elements: bytes for byte colls, doubles for reductions */
     unsigned char *sbuf, *rbuf;
     MPI_Request req;
+    MPI_Request preq;            /* -m paired: the persistent request */
     long shift;                  /* first calls (nonblocking): bytes into the buffers */
     double units_per_s;          /* calibrated compute speed */
     int verify_failed;
@@ -130,32 +133,6 @@ static void calibrate_work(bench_t *b)
 }
 
 /* --------------------------------------------------------------- utilities */
-
-static int cmp_double(const void *x, const void *y)
-{
-    double a = *(const double *)x, c = *(const double *)y;
-    return (a > c) - (a < c);
-}
-
-static double median_of(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof(double), cmp_double);
-    return (n % 2) ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
-static double min_of(const double *v, int n)
-{
-    double m = v[0];
-    for (int i = 1; i < n; i++) if (v[i] < m) m = v[i];
-    return m;
-}
-
-static long clampl(double v, long lo, long hi)
-{
-    if (v < lo) return lo;
-    if (v > hi) return hi;
-    return (long)v;
-}
 
 static void die(const char *msg)
 {
@@ -371,30 +348,60 @@ static double global_max(double v)
     return v;
 }
 
+/* -m paired: a batch of MPI_Start + MPI_Wait of the persistent request on
+ * the nonblocking call's buffers, in the same launch as the nonblocking
+ * batches (a VM's speed can change from one launch to the next). */
+static double persistent_batch(bench_t *b, long iters)
+{
+    const MPI_Request nb_req = b->req;
+    b->req = b->preq;
+    b->persistent = 1;
+    b->nonblocking = 0;
+    const double t = global_max(timed_loop(b, iters, 0, 0));
+    b->req = nb_req;
+    b->persistent = 0;
+    b->nonblocking = 1;
+    return t;
+}
+
 /* --------------------------------------------------------------- measure */
 
 static void measure(bench_t *b)
 {
-    double *vals = malloc(sizeof(double) * (size_t)(b->batches + b->overlap_batches + 8));
+    double *vals = malloc(sizeof(double) * (size_t)(2 * b->batches + b->overlap_batches + 8));
+    double *pvals = vals + b->batches + b->overlap_batches + 8;    /* -m paired */
     if (!vals) die("out of memory");
     setup_buffers(b);
     if (b->persistent) coll_op(b, &b->req, 1);
     timed_loop(b, 1, 0, 0);
     verify(b, 0);
+    if (b->paired) {
+        coll_op(b, &b->preq, 1);
+        fill(b, 2);
+        persistent_batch(b, 1);
+        verify(b, 2);
+        fill(b, 0);
+    }
 
     /* calibration and warm-up (iteration counts agreed via global_max) */
     timed_loop(b, 2, 0, 0);
     double t_est = global_max(timed_loop(b, 3, 0, 0));
     if (t_est < 1e-7) t_est = 1e-7;
-    long nwarm = clampl(b->warmup_s / t_est, 2, 1000000);
+    long nwarm = bench_clampl(b->warmup_s / t_est, 2, 1000000);
     t_est = global_max(timed_loop(b, nwarm, 0, 0));
     if (t_est < 1e-7) t_est = 1e-7;
-    long iters = clampl(b->batch_s / t_est, 2, 10000000);
+    long iters = bench_clampl(b->batch_s / t_est, 2, 10000000);
+    if (b->paired) persistent_batch(b, nwarm);
 
-    /* latency */
-    for (int k = 0; k < b->batches; k++) vals[k] = global_max(timed_loop(b, iters, 0, 0));
-    double t_min = min_of(vals, b->batches);
-    double t_med = median_of(vals, b->batches);
+    /* latency (paired: the persistent batches alternate with these, each
+     * kind going first in every other pair) */
+    for (int k = 0; k < b->batches; k++) {
+        if (b->paired && (k & 1)) pvals[k] = persistent_batch(b, iters);
+        vals[k] = global_max(timed_loop(b, iters, 0, 0));
+        if (b->paired && !(k & 1)) pvals[k] = persistent_batch(b, iters);
+    }
+    double t_med = bench_median(vals, b->batches), t_min = vals[0];
+    double p_med = b->paired ? bench_median(pvals, b->batches) : 0.0, p_min = pvals[0];
     fill(b, 1);
     timed_loop(b, 1, 0, 0);
     verify(b, 1);
@@ -411,7 +418,7 @@ static void measure(bench_t *b)
             coll_op(b, &r, 1);
             MPI_Request_free(&r);
             double t1 = global_max(MPI_Wtime() - t0);
-            ninit = clampl(b->batch_s / (t1 > 1e-7 ? t1 : 1e-7), 2, b->init_max);
+            ninit = bench_clampl(b->batch_s / (t1 > 1e-7 ? t1 : 1e-7), 2, b->init_max);
         }
         int nb = b->batches < 5 ? b->batches : 5;
         for (int k = 0; k < nb; k++) {
@@ -429,7 +436,7 @@ static void measure(bench_t *b)
             }
             vals[k] = global_max((MPI_Wtime() - t0) / (double)ninit);
         }
-        t_init = median_of(vals, nb);
+        t_init = bench_median(vals, nb);
         b->shift = 0;
     }
 
@@ -437,8 +444,8 @@ static void measure(bench_t *b)
      * compute are interleaved so that they see the same machine noise */
     double overlap = -1.0;
     if ((b->persistent || b->nonblocking) && b->overlap_batches > 0) {
-        long units = clampl(t_med * b->units_per_s, 1, 2000000000L);
-        long ov_iters = clampl(b->batch_s / (2.0 * t_med), 2, 10000000);
+        long units = bench_clampl(t_med * b->units_per_s, 1, 2000000000L);
+        long ov_iters = bench_clampl(b->batch_s / (2.0 * t_med), 2, 10000000);
         int nb = b->overlap_batches;
         double *pure = malloc(sizeof(double) * 3 * (size_t)nb), *comp = pure + nb, *tot = comp + nb;
         if (!pure) die("out of memory");
@@ -447,8 +454,8 @@ static void measure(bench_t *b)
             comp[k] = global_max(timed_loop(b, ov_iters, 1, units));
             tot[k] = global_max(timed_loop(b, ov_iters, 2, units));
         }
-        double t_pure = median_of(pure, nb), t_comp = median_of(comp, nb);
-        double t_total = median_of(tot, nb);
+        double t_pure = bench_median(pure, nb), t_comp = bench_median(comp, nb);
+        double t_total = bench_median(tot, nb);
         overlap = 100.0 * (1.0 - (t_total - t_comp) / t_pure);
         if (overlap < 0.0) overlap = 0.0;
         if (overlap > 100.0) overlap = 100.0;
@@ -456,6 +463,7 @@ static void measure(bench_t *b)
     }
 
     if (b->persistent) MPI_Request_free(&b->req);
+    if (b->paired) MPI_Request_free(&b->preq);
     free_buffers(b);
     free(vals);
 
@@ -466,6 +474,10 @@ static void measure(bench_t *b)
         printf("%s,%s,%ld,%d,%.3f,%.3f,%s,%s\n", b->label, coll_names[b->coll],
                C_BARRIER == b->coll ? 0L : b->bytes, b->np, 1e6 * t_med, 1e6 * t_min,
                init_s, ov_s);
+        if (b->paired) {
+            printf("%s-persistent,%s,%ld,%d,%.3f,%.3f,NA,NA\n", b->label, coll_names[b->coll],
+                   C_BARRIER == b->coll ? 0L : b->bytes, b->np, 1e6 * p_med, 1e6 * p_min);
+        }
         fflush(stdout);
     }
 }
@@ -475,7 +487,8 @@ static void measure(bench_t *b)
 static void usage(void)
 {
     fprintf(stderr,
-            "usage: pcoll_bench -l LABEL [-m persistent|nonblocking|blocking] [-c COLLS|all] [-s SIZES]\n"
+            "usage: pcoll_bench -l LABEL [-m persistent|nonblocking|paired|blocking]\n"
+            "                   [-c COLLS|all] [-s SIZES]\n"
             "                   [-b BATCHES] [-T BATCH_MS] [-w WARMUP_MS] [-i INIT_MAX]\n"
             "                   [-o OVERLAP_BATCHES] [-p PROBES] [-H]\n");
     MPI_Abort(MPI_COMM_WORLD, 2);
@@ -504,7 +517,8 @@ static void parse_args(bench_t *b, int argc, char **argv)
         case 'l': b->label = v; break;
         case 'm':
             b->persistent = !strcmp(v, "persistent");
-            b->nonblocking = !strcmp(v, "nonblocking");
+            b->paired = !strcmp(v, "paired");
+            b->nonblocking = b->paired || !strcmp(v, "nonblocking");
             if (!b->persistent && !b->nonblocking && strcmp(v, "blocking")) usage();
             break;
         case 'c': {
@@ -547,15 +561,10 @@ static void parse_args(bench_t *b, int argc, char **argv)
     if (!overlap_set) b->overlap_batches = b->batches;
     if (b->overlap_batches < 0) b->overlap_batches = 0;
     if (b->batch_s <= 0.0) b->batch_s = 0.010;
-    if (0 == b->ncolls) {
-        for (int c = 0; c < C_COUNT; c++) b->colls[b->ncolls++] = c;
-    }
+    if (0 == b->ncolls) for (int c = 0; c < C_COUNT; c++) b->colls[b->ncolls++] = c;
     if (0 == b->nsizes) {
-        b->sizes[0] = 8;
-        b->sizes[1] = 4096;
-        b->sizes[2] = 65536;
-        b->sizes[3] = 1048576;
-        b->nsizes = 4;
+        static const long def[] = { 8, 4096, 65536, 1048576 };
+        for (; b->nsizes < 4; b->nsizes++) b->sizes[b->nsizes] = def[b->nsizes];
     }
 }
 

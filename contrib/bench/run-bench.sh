@@ -12,7 +12,9 @@
 #        mpich   persistent, mpiexec.mpich (only if installed)
 #      and on request (--impls; --nonblocking selects these five):
 #        pnbc-nb    nonblocking (MPI_I<coll> + MPI_Wait, same arguments every
-#                   call), Open MPI --mca coll pnbc,basic,libnbc,tuned,self
+#                   call), Open MPI --mca coll pnbc,basic,libnbc,tuned,self;
+#                   with it, in the same launch, pnbc-nb-persistent: the
+#                   persistent call on the same buffers (pcoll_bench -m paired)
 #        libnbc-nb  nonblocking, Open MPI --mca coll basic,libnbc,tuned,self
 #        mpich-nb   nonblocking, mpiexec.mpich
 #      (init_us is then the time of a call + wait with new buffers: the first
@@ -20,8 +22,8 @@
 #   3. writes OUT/results.csv, OUT/results.md (table with the pnbc/best-peer
 #      ratio and its geometric mean) and OUT/latency.png (gnuplot, else
 #      matplotlib); with pnbc-nb among the implementations also
-#      OUT/results-nbc.md (pnbc-nb against libnbc-nb, the best peer and pnbc's
-#      persistent Start+Wait; first calls; overlap).
+#      OUT/results-nbc.md (nbc_report.py: pnbc-nb against libnbc-nb, the best
+#      peer and pnbc's persistent Start+Wait; first calls; overlap).
 #
 # Usage: contrib/bench/run-bench.sh [--quick] [options]
 #   --quick            ~1 minute: 3 rounds of short batches (full: ~4-5 minutes)
@@ -169,7 +171,7 @@ impl_cmd() {
                 "$BENCH_OMPI" -l pnbc-base -m persistent "${common[@]}" ;;
         pnbc-nb)
             printf '%s\n' "$MPIRUN" -np "$NP" "${OMPI_NP_ARGS[@]}" --mca coll "$PNBC_IMPL_COLLS" \
-                "$BENCH_OMPI" -l pnbc-nb -m nonblocking "${common[@]}" ;;
+                "$BENCH_OMPI" -l pnbc-nb -m paired "${common[@]}" ;;
         libnbc-nb)
             printf '%s\n' "$MPIRUN" -np "$NP" "${OMPI_NP_ARGS[@]}" --mca coll "$STOCK_COLL_LIST" \
                 "$BENCH_OMPI" -l libnbc-nb -m nonblocking "${common[@]}" ;;
@@ -210,74 +212,8 @@ bench_find_python
 if ! "$PYTHON" "$HERE/bench_report.py" "$RAW" "$OUT" --errors "$ERR" "${meta[@]}"; then
     status=1
 fi
-# nonblocking: pnbc-nb against the others, from results.csv
+# nonblocking: pnbc-nb against the others (and its persistent call, same launch)
 if [[ " ${IMPLS[*]} " == *" pnbc-nb "* ]] && [ -f "$OUT/results.csv" ]; then
-    "$PYTHON" - "$OUT/results.csv" "$OUT/results-nbc.md" "${meta[@]}" <<'PYEOF' || status=1
-import csv, math, sys
-src, dst, meta = sys.argv[1], sys.argv[2], [m for m in sys.argv[3:] if m != "--meta"]
-res = {}
-for r in csv.DictReader(open(src)):
-    res[(r["impl"], r["coll"], int(r["bytes"]))] = r
-impls = [i for i in ["pnbc-nb", "libnbc-nb", "tuned", "mpich-nb", "pnbc"] if any(k[0] == i for k in res)]
-peers = [i for i in ["libnbc-nb", "tuned", "mpich-nb"] if i in impls]
-order = ["barrier", "bcast", "reduce", "allreduce", "allgather", "alltoall"]
-rows = sorted({(k[1], k[2]) for k in res if k[0] == "pnbc-nb"},
-              key=lambda x: (order.index(x[0]) if x[0] in order else 99, x[1]))
-def val(i, c, b, f="median_us"):
-    r = res.get((i, c, b))
-    try:
-        return float(r[f]) if r and r[f] not in ("NA", "") else None
-    except ValueError:
-        return None
-def fmt(v):
-    return "" if v is None else ("%.0f" % v if v >= 100 else "%.1f" % v if v >= 10 else "%.2f" % v)
-def size(b):
-    return "%d MiB" % (b >> 20) if b >= 1 << 20 else "%d KiB" % (b >> 10) if b >= 1024 else "%d B" % b
-out = ["# pnbc nonblocking collectives: benchmark", ""] + ["- " + m for m in meta] + [""]
-out.append("Median us per call + MPI_Wait (persistent `pnbc`: MPI_Start + MPI_Wait; `tuned`: blocking call).")
-out.append("")
-hdr = ["coll", "size"] + ["`%s`" % i for i in impls] + ["pnbc-nb / libnbc-nb", "pnbc-nb / best peer", "pnbc-nb / pnbc persistent"]
-out += ["| " + " | ".join(hdr) + " |", "|" + "|".join(["---", "---:"] + ["---:"] * (len(hdr) - 2)) + "|"]
-g = {"l": [], "b": [], "p": []}
-for c, b in rows:
-    x = val("pnbc-nb", c, b)
-    l = val("libnbc-nb", c, b)
-    best = min([v for v in (val(i, c, b) for i in peers) if v is not None] or [None]) if peers else None
-    p = val("pnbc", c, b)
-    ratios = []
-    for key, ref in (("l", l), ("b", best), ("p", p)):
-        if x is not None and ref:
-            g[key].append(x / ref)
-            ratios.append("%.2f" % (x / ref))
-        else:
-            ratios.append("")
-    out.append("| %s | %s | " % (c, size(b) if c != "barrier" else "") +
-               " | ".join(fmt(val(i, c, b)) for i in impls) + " | " + " | ".join(ratios) + " |")
-gm = lambda v: "%.2f" % math.exp(sum(map(math.log, v)) / len(v)) if v else ""
-out.append("| **geometric mean** | | " + " | ".join([""] * len(impls)) + " | **%s** | **%s** | **%s** |" % (gm(g["l"]), gm(g["b"]), gm(g["p"])))
-out += ["", "First call (a call + wait with buffers not used before: pnbc builds, commits and caches "
-        "a schedule; libnbc and MPICH build theirs as on every call), median us:", ""]
-fi = [i for i in ["pnbc-nb", "libnbc-nb", "mpich-nb"] if i in impls]
-# the last column is the issue's measure: a first call against libnbc's call (its median over
-# the timed loops; libnbc has no cache, so its first call is the same call timed 100 times)
-out += ["| coll | size | " + " | ".join("`%s`" % i for i in fi) +
-        " | pnbc-nb / libnbc-nb (first calls) | pnbc-nb first / libnbc-nb call |",
-        "|---|---:|" + "---:|" * (len(fi) + 2)]
-ratio = lambda x, l: "%.2f" % (x / l) if x is not None and l else ""
-for c, b in rows:
-    if c == "barrier":
-        continue
-    x, l = val("pnbc-nb", c, b, "init_us"), val("libnbc-nb", c, b, "init_us")
-    out.append("| %s | %s | " % (c, size(b)) + " | ".join(fmt(val(i, c, b, "init_us")) for i in fi) +
-               " | %s | %s |" % (ratio(x, l), ratio(x, val("libnbc-nb", c, b))))
-out += ["", "Overlap (% of the collective hidden behind computation between the call and MPI_Wait):", ""]
-ov = [i for i in ["pnbc-nb", "libnbc-nb", "mpich-nb", "pnbc"] if i in impls]
-out += ["| coll | size | " + " | ".join("`%s`" % i for i in ov) + " |", "|---|---:|" + "---:|" * len(ov)]
-for c, b in rows:
-    out.append("| %s | %s | " % (c, size(b) if c != "barrier" else "") +
-               " | ".join(fmt(val(i, c, b, "overlap_pct")) for i in ov) + " |")
-open(dst, "w").write("\n".join(out) + "\n")
-print("wrote " + dst)
-PYEOF
+    "$PYTHON" "$HERE/nbc_report.py" "$OUT/results.csv" "$RAW" "$OUT/results-nbc.md" "${meta[@]}" || status=1
 fi
 bench_exit
