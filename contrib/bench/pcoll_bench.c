@@ -244,9 +244,10 @@ static void verify(bench_t *b, int g)
     default: break;
     }
     if (bad >= 0) {
-        fprintf(stderr, "pcoll_bench: VERIFY FAILED: impl=%s coll=%s bytes=%ld rank=%d "
-                "start %s, element %ld\n", b->label, coll_names[b->coll], b->bytes, b->rank,
-                g ? "after the timed loops (new data)" : "1", bad);
+        fprintf(stderr, "pcoll_bench: VERIFY FAILED: impl=%s%s coll=%s bytes=%ld rank=%d "
+                "start %s, element %ld\n", b->label, (b->paired && b->persistent) ? "-persistent" : "",
+                coll_names[b->coll], b->bytes, b->rank,
+                (1 == g || 3 == g) ? "after the timed loops (new data)" : "1", bad);
         b->verify_failed = 1;
     }
 }
@@ -350,17 +351,18 @@ static double global_max(double v)
 
 /* -m paired: a batch of MPI_Start + MPI_Wait of the persistent request on
  * the nonblocking call's buffers, in the same launch as the nonblocking
- * batches (a VM's speed can change from one launch to the next). */
-static double persistent_batch(bench_t *b, long iters)
+ * batches (a VM's speed can change from one launch to the next); g > 0:
+ * on the inputs of generation g, the result checked. */
+static double persistent_batch(bench_t *b, long iters, int g)
 {
     const MPI_Request nb_req = b->req;
+    if (g > 0) fill(b, g);
     b->req = b->preq;
-    b->persistent = 1;
-    b->nonblocking = 0;
+    b->persistent = 1; b->nonblocking = 0;
     const double t = global_max(timed_loop(b, iters, 0, 0));
+    if (g > 0) verify(b, g);
     b->req = nb_req;
-    b->persistent = 0;
-    b->nonblocking = 1;
+    b->persistent = 0; b->nonblocking = 1;
     return t;
 }
 
@@ -377,10 +379,7 @@ static void measure(bench_t *b)
     verify(b, 0);
     if (b->paired) {
         coll_op(b, &b->preq, 1);
-        fill(b, 2);
-        persistent_batch(b, 1);
-        verify(b, 2);
-        fill(b, 0);
+        persistent_batch(b, 1, 2);
     }
 
     /* calibration and warm-up (iteration counts agreed via global_max) */
@@ -391,20 +390,21 @@ static void measure(bench_t *b)
     t_est = global_max(timed_loop(b, nwarm, 0, 0));
     if (t_est < 1e-7) t_est = 1e-7;
     long iters = bench_clampl(b->batch_s / t_est, 2, 10000000);
-    if (b->paired) persistent_batch(b, nwarm);
+    if (b->paired) persistent_batch(b, nwarm, 0);
 
     /* latency (paired: the persistent batches alternate with these, each
      * kind going first in every other pair) */
     for (int k = 0; k < b->batches; k++) {
-        if (b->paired && (k & 1)) pvals[k] = persistent_batch(b, iters);
+        if (b->paired && (k & 1)) pvals[k] = persistent_batch(b, iters, 0);
         vals[k] = global_max(timed_loop(b, iters, 0, 0));
-        if (b->paired && !(k & 1)) pvals[k] = persistent_batch(b, iters);
+        if (b->paired && !(k & 1)) pvals[k] = persistent_batch(b, iters, 0);
     }
     double t_med = bench_median(vals, b->batches), t_min = vals[0];
     double p_med = b->paired ? bench_median(pvals, b->batches) : 0.0, p_min = pvals[0];
     fill(b, 1);
     timed_loop(b, 1, 0, 0);
     verify(b, 1);
+    if (b->paired) persistent_batch(b, 1, 3);
 
     /* init + free cost (persistent); first calls, each on buffers not used
      * before, in setup_buffers' room (nonblocking) */
