@@ -210,7 +210,8 @@ static void free_buffers(bench_t *b)
 }
 
 /* Check what the last operation, on the inputs of generation g, left in
- * the receive buffer. */
+ * the receive buffer (g: 0 and 1 the first start and one after the timed
+ * loops; 2 and 3 the same for -m paired's persistent request). */
 static void verify(bench_t *b, int g)
 {
     long bad = -1, B = b->bytes;
@@ -244,10 +245,9 @@ static void verify(bench_t *b, int g)
     default: break;
     }
     if (bad >= 0) {
-        fprintf(stderr, "pcoll_bench: VERIFY FAILED: impl=%s%s coll=%s bytes=%ld rank=%d "
-                "start %s, element %ld\n", b->label, (b->paired && b->persistent) ? "-persistent" : "",
-                coll_names[b->coll], b->bytes, b->rank,
-                (1 == g || 3 == g) ? "after the timed loops (new data)" : "1", bad);
+        fprintf(stderr, "pcoll_bench: VERIFY FAILED: impl=%s%s coll=%s bytes=%ld rank=%d start %s, "
+                "element %ld\n", b->label, (b->paired && b->persistent) ? "-persistent" : "",
+                coll_names[b->coll], b->bytes, b->rank, (g & 1) ? "after the timed loops (new data)" : "1", bad);
         b->verify_failed = 1;
     }
 }
@@ -400,7 +400,7 @@ static void measure(bench_t *b)
         if (b->paired && !(k & 1)) pvals[k] = persistent_batch(b, iters, 0);
     }
     double t_med = bench_median(vals, b->batches), t_min = vals[0];
-    double p_med = b->paired ? bench_median(pvals, b->batches) : 0.0, p_min = pvals[0];
+    double p_med = b->paired ? bench_median(pvals, b->batches) : 0.0, p_min = b->paired ? pvals[0] : 0.0;
     fill(b, 1);
     timed_loop(b, 1, 0, 0);
     verify(b, 1);
