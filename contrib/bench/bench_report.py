@@ -99,7 +99,8 @@ def write_md(res, path, meta, errors):
     impls = sorted({k[0] for k in res}, key=impl_key)
     rows = sorted({(k[1], k[2], k[3]) for k in res}, key=lambda r: (coll_key(r[0]), r[1], r[2]))
     subject = "pnbc" if "pnbc" in impls else ("pnbc-standin" if "pnbc-standin" in impls else None)
-    peers = [i for i in impls if i != subject]
+    # peers: other implementations, not pnbc's nonblocking rows (nbc_report.py's)
+    peers = [i for i in impls if i != subject and not i.startswith("pnbc-nb")]
     out = []
     out.append("# pnbc benchmark results\n")
     for m in meta:
