@@ -422,10 +422,11 @@ void pnbc_copy_nt(void *dst, const void *src, size_t bytes);
  * other message of at least coll_pnbc_shm_nt_measured_min_bytes with
  * them while the sender measures its ordinary stores
  * coll_pnbc_shm_nt_ratio times as dear (0: always), the other way tried
- * now and then; smaller messages with pnbc_copy() (common_pnbc_copy.c).  The owner sets `on` (may it use
- * them at all) and `box`; the rest starts at zero. */
+ * now and then; smaller messages with pnbc_copy() (common_pnbc_copy.c).
+ * Set up by pnbc_fill_init() (common_pnbc_shm.h). */
 typedef struct pnbc_fill_t {
-    bool on;
+    size_t from;                /* the least bytes that may take non-temporal
+                                   stores (SIZE_MAX: none may) */
     bool box;
     bool nt;                    /* the way in use */
     uint8_t samples[2];         /* fills measured each way (up to 2) */
@@ -440,7 +441,7 @@ void pnbc_fill_measured(pnbc_fill_t *f, void *dst, const void *src, size_t bytes
  * before fills were measured. */
 static inline void pnbc_fill(pnbc_fill_t *f, void *dst, const void *src, size_t bytes)
 {
-    if (!f->on || bytes < (size_t) mca_common_pnbc_params.shm_nt_measured_min_bytes) {
+    if (bytes < f->from) {
         pnbc_copy(dst, src, bytes);
     } else {
         pnbc_fill_measured(f, dst, src, bytes);

@@ -87,12 +87,16 @@ static uint32_t fill_sample(pnbc_fill_t *f, bool nt, uint64_t ticks, size_t byte
     return (uint32_t) ((c > UINT32_MAX) ? UINT32_MAX : (c ? c : 1));
 }
 
-/* (pnbc_fill() copied smaller messages, and all where `on` is false) */
+/* (pnbc_fill() copied the messages below f->from) */
 void pnbc_fill_measured(pnbc_fill_t *f, void *dst, const void *src, size_t bytes)
 {
     const pnbc_engine_params_t *p = &mca_common_pnbc_params;
     const bool always = f->box && bytes >= (size_t) p->shm_nt_min_bytes &&
                         bytes <= (size_t) p->shm_nt_max_bytes;
+    if (!always && bytes < (size_t) p->shm_nt_measured_min_bytes) {
+        pnbc_copy(dst, src, bytes);     /* a box below an always range set lower */
+        return;
+    }
     bool nt = true;
     if (p->shm_nt_ratio > 0 && !always) {
         nt = f->nt;

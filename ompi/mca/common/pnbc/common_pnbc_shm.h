@@ -284,8 +284,9 @@ static inline size_t shm_box_max(const pnbc_channel_t *ch)
  * (coll_pnbc_oversubscribed)? */
 bool pnbc_shm_oversubscribed(void);
 
-/* May a sender use non-temporal stores (pnbc_fill_t.on)? */
-bool pnbc_shm_nt_allowed(void);
+/* A sender's fill of a slot's boxes (box) or of a mailbox ring, as the
+ * parameters say (pnbc_fill(); common_pnbc_shm_copy.c). */
+void pnbc_fill_init(pnbc_fill_t *f, bool box);
 
 /* What a single copy costs here and at the peers (common_pnbc_shm_cost.c;
  * docs/design-measurements.md, "Machines where a single copy is dear").

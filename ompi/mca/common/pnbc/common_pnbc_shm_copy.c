@@ -53,12 +53,19 @@ bool pnbc_shm_oversubscribed(void)
     return 0 != found;
 }
 
-/* May a sender fill shared memory with non-temporal stores at all
- * (pnbc_fill())?  Not where processes share CPUs: a receiver then often
- * runs where its sender ran and would find the lines in its cache. */
-bool pnbc_shm_nt_allowed(void)
+/* Non-temporal stores never where processes share CPUs: a receiver then
+ * often runs where its sender ran and would find the lines in its cache.
+ * Elsewhere from the least size either rule of pnbc_fill_t covers (a
+ * ring's: the measured one only). */
+void pnbc_fill_init(pnbc_fill_t *f, bool box)
 {
-    return mca_common_pnbc_params.shm_nt_min_bytes > 0 && !pnbc_shm_oversubscribed();
+    const pnbc_engine_params_t *p = &mca_common_pnbc_params;
+    *f = (pnbc_fill_t) { .from = SIZE_MAX, .box = box };
+    if (p->shm_nt_min_bytes > 0 && !pnbc_shm_oversubscribed()) {
+        const int from = (box && p->shm_nt_min_bytes < p->shm_nt_measured_min_bytes)
+                             ? p->shm_nt_min_bytes : p->shm_nt_measured_min_bytes;
+        f->from = (size_t) (from > 0 ? from : 0);
+    }
 }
 
 /* Offered messages this process helped copy, helps the kernel refused,

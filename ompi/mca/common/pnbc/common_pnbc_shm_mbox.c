@@ -263,7 +263,7 @@ static bool out_attach(mbox_out_t *o, int me)
             ring_attach(&o->ring, (char *) r->base + table[k].offset, h->nunits, h->payload);
             ring_touch(&o->ring, true);
             o->hdr = h;
-            o->fill = (pnbc_fill_t) { .on = pnbc_shm_nt_allowed() };
+            pnbc_fill_init(&o->fill, false);
             return true;
         }
     }
