@@ -312,11 +312,14 @@ bool pnbc_mbox_write(mbox_out_t *o, uint64_t key, uint32_t cid, const char *flat
      * start (mbox_units(): packed, rooted 4 KiB calls measured slower,
      * docs/nbc-rings.md), and none wraps: a skip header passes the units
      * in between. */
-    const uint64_t k = mbox_units(bytes);
-    const uint64_t pos = u & g->mask;
-    uint64_t skip = (k > 1) ? (MBOX_PAGE_UNITS - pos % MBOX_PAGE_UNITS) % MBOX_PAGE_UNITS : 0;
-    if (pos + skip + k > g->mask + 1) {
-        skip = g->mask + 1 - pos;
+    const uint64_t k = OPAL_LIKELY(bytes <= MBOX_UNIT - sizeof(mbox_msg_t)) ? 1 : mbox_units(bytes);
+    uint64_t skip = 0;
+    if (k > 1) {
+        const uint64_t pos = u & g->mask;
+        skip = (MBOX_PAGE_UNITS - pos % MBOX_PAGE_UNITS) % MBOX_PAGE_UNITS;
+        if (pos + skip + k > g->mask + 1) {
+            skip = g->mask + 1 - pos;
+        }
     }
     const uint64_t at = u + skip, end = at + k;
     /* units u .. end (where the receiver looks next) must be free: the
@@ -354,7 +357,9 @@ bool pnbc_mbox_write(mbox_out_t *o, uint64_t key, uint32_t cid, const char *flat
      * of an older lap (or zeros) cannot, the middle of an older message
      * can, so that is cleared; the bits say which units hold a middle. */
     bit_set(g, at, false);
-    bits_fill(g, at + 1, k - 1);
+    if (k > 1) {
+        bits_fill(g, at + 1, k - 1);
+    }
     if (bit_get(g, end)) {
         msg_at(g, end)->full = 0;
         bit_set(g, end, false);
@@ -468,6 +473,16 @@ static void take_at(mbox_ring_t *g, uint64_t u, const mbox_msg_t *c,
 bool pnbc_mbox_take(mbox_in_t *n, uint64_t key, uint32_t cid,
                     void (*deliver)(void *arg, const char *data, uint64_t len), void *arg)
 {
+    mbox_ring_t *g = &n->ring;
+    /* The common case first: nothing moved aside, no index, and ours the
+     * oldest message (a key is never MBOX_SKIP) */
+    const mbox_msg_t *c = msg_at(g, g->next);
+    if (OPAL_LIKELY(0 == n->spill_unindexed && NULL == n->idx) &&
+        __atomic_load_n(&c->full, __ATOMIC_ACQUIRE) == g->next + 1 && c->key == key &&
+        c->cid == cid) {
+        take_at(g, g->next, c, deliver, arg);
+        return true;
+    }
     /* moved aside without an entry in the index (or before it): search */
     for (mbox_spill_t *s = (n->spill_unindexed > 0) ? n->spill : NULL; NULL != s; s = s->next) {
         if (s->key == key && s->cid == cid) {
@@ -476,8 +491,7 @@ bool pnbc_mbox_take(mbox_in_t *n, uint64_t key, uint32_t cid,
         }
         n->spill_walked++;
     }
-    mbox_ring_t *g = &n->ring;
-    for (const mbox_msg_t *c = msg_at(g, g->next);
+    for (c = msg_at(g, g->next);
          __atomic_load_n(&c->full, __ATOMIC_ACQUIRE) == g->next + 1 && MBOX_SKIP == c->key;
          c = msg_at(g, g->next)) {
         ring_advance(g, g->next + c->len);  /* the oldest: the tail passes it */
