@@ -11,7 +11,10 @@
 #
 # Usage: contrib/bench/run-ab.sh TREE_A TREE_B ROUNDS COLLS SIZES [MODE [MPIRUN ARGS...]]
 #   e.g. contrib/bench/run-ab.sh . /tmp/base 9 bcast,reduce,allreduce 64K nonblocking
-#   MODE: persistent (default) | nonblocking | blocking
+#   MODE: persistent (default) | nonblocking | blocking | paired (the
+#   nonblocking call and its persistent request in the same launch: also
+#   prints, per cell and tree, the ratio nonblocking / persistent of each
+#   launch and their median)
 #   A_ARGS, B_ARGS: more mpirun arguments for A's runs or B's alone (an A/B
 #   of parameters: the same tree twice, e.g. A_ARGS="--mca coll_pnbc_x 0")
 #   C_ARGS: when set, a third run per round, tree B with these arguments
@@ -54,4 +57,11 @@ for k in sorted(d):
     v = sorted(d[k])
     print('%-10s %8d %s  median %8.2f   %s' % (k[0], k[1], k[2], statistics.median(v),
                                                ' '.join('%.2f' % x for x in v)))
+# -m paired: launch by launch, in the order run
+for k in sorted(d):
+    p = d.get((k[0], k[1], k[2] + '-persistent'))
+    if p:
+        r = [a / b for a, b in zip(d[k], p) if b > 0]
+        print('%-10s %8d %s  nonblocking / persistent, same launch: median %.2f   %s'
+              % (k[0], k[1], k[2], statistics.median(r), ' '.join('%.2f' % x for x in r)))
 PY
