@@ -11,7 +11,9 @@
 # turn (only the counted rank runs under valgrind, so it never waits for
 # the other, and the count is the call's own work):
 #   bash contrib/bench/run-callgrind.sh --nonblocking
-# Needs valgrind; PNBC_COMPONENT_PATH as for run-bench.sh.
+# Needs valgrind; PNBC_COMPONENT_PATH as for run-bench.sh.  With CG_KEEP=DIR,
+# --nonblocking keeps each count's callgrind file there
+# (DIR/COLL.rRANK.MODE), for `callgrind_annotate FILE` by function.
 
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -36,8 +38,10 @@ count_at_rank() {
         "$MPIRUN" --mca btl self,vader --mca coll "$PNBC_COLL_LIST" \
             -np 1 "$work/start_cost" "$@" : -np 1 "${vg[@]}" "$work/start_cost" "$@" >/dev/null 2>&1
     fi
-    total=$(callgrind_annotate "$(ls "$work"/cg.* | head -n 1)" 2>/dev/null |
+    local out; out=$(ls "$work"/cg.* | head -n 1)
+    total=$(callgrind_annotate "$out" 2>/dev/null |
             awk '/PROGRAM TOTALS/ { gsub(",", "", $1); print $1 }')
+    [ -z "${CG_KEEP:-}" ] || cp "$out" "$CG_KEEP/$1.r$counted.$2"
     echo $((total / ${3:-1000}))
 }
 
