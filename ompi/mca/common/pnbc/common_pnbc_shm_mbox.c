@@ -312,7 +312,7 @@ bool pnbc_mbox_write(mbox_out_t *o, uint64_t key, uint32_t cid, const char *flat
      * start (mbox_units(): packed, rooted 4 KiB calls measured slower,
      * docs/nbc-rings.md), and none wraps: a skip header passes the units
      * in between. */
-    const uint64_t k = OPAL_LIKELY(bytes <= MBOX_UNIT - sizeof(mbox_msg_t)) ? 1 : mbox_units(bytes);
+    const uint64_t k = mbox_units(bytes);
     uint64_t skip = 0;
     if (k > 1) {
         const uint64_t pos = u & g->mask;
