@@ -22,6 +22,7 @@ parts() {
     esac
 }
 $MPICC $CFLAGS -o "$out/copy_distance" "$here/copy_distance.c"
+$MPICC $CFLAGS -o "$out/bcast_layouts" "$here/bcast_layouts.c"
 for p in smoke conformance lifecycle alloc_test leak_test valgrind_small shm_test many_test $conf; do
     srcs=("$here/$p.c")
     for f in $(parts "$p"); do srcs+=("$here/$f"); done

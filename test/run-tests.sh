@@ -360,6 +360,14 @@ for deny in "write:helps refused by the kernel" "read:offers refused"; do
         env LD_PRELOAD="$DENY_SO" DENY_CMA="${deny%%:*}" "$(bin conformance)" : -np 2 "$(bin conformance)"
 done
 
+# Bcast whose ranks describe the buffer by different (count, datatype)
+# pairs of one signature: every algorithm (hints), segments smaller than
+# the root's element, persistent and MPI_Ibcast.
+for np in 2 3 4 5; do
+    # shellcheck disable=SC2046
+    run_case "bcast-layouts-np$np" "$MPIRUN" $(mpiargs $np) "$(bin bcast_layouts)"
+done
+
 # Forced bcast/reduce algorithms (full sweep at np 3 and 4); the segmented
 # ones also with many tiny segments (--quick) at np 2..5.
 for np in 3 4; do

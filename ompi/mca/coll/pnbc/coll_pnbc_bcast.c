@@ -121,6 +121,50 @@ void pnbc_bcast_linear(pnbc_schedule_t *s, const pnbc_coll_args_t *a)
 }
 
 /*
+ * The builders that cut the message (pipeline, binary_pipeline,
+ * scatter_allgather) cut its byte image: MPI lets the root and the others
+ * describe the buffer by different (count, datatype) pairs of one type
+ * signature -- a vector at the root, contiguous doubles elsewhere --
+ * whose elements do not line up, while the signature's bytes are the
+ * same everywhere.  A rank whose datatype lays the count out contiguously
+ * cuts its buffer in place (from the true lower bound); another packs it
+ * into a temporary first (root) or unpacks it after (the others).  `cut`
+ * builds on args whose count and datatype are the image's bytes.
+ */
+static void bcast_on_image(pnbc_schedule_t *s, const pnbc_coll_args_t *a,
+                           void (*cut)(pnbc_schedule_t *s, const pnbc_coll_args_t *a))
+{
+    pnbc_coll_args_t b = *a;
+    ptrdiff_t true_lb, true_extent;
+
+    b.count = a->count * a->dtype->super.size;
+    b.dtype = MPI_BYTE;
+    if (0 == b.count || 1 == a->size) {
+        return;
+    }
+    uint32_t mark = pnbc_sched_mark(s);
+    if (ompi_datatype_is_contiguous_memory_layout(a->dtype, a->count)) {
+        ompi_datatype_get_true_extent(a->dtype, &true_lb, &true_extent);
+        cut(s, &b);
+        pnbc_sched_rebase(s, mark, PNBC_BUF_RECV, pnbc_ref(PNBC_BUF_RECV, true_lb));
+        return;
+    }
+    const pnbc_ref_t image = pnbc_sched_tmp(s, b.count, MPI_BYTE);
+    const bool root = (a->rank == a->root);
+    if (root) {
+        pnbc_sched_round(s);
+        pnbc_sched_copy(s, bcast_buffer(), a->count, a->dtype, image, b.count, MPI_BYTE);
+        mark = pnbc_sched_mark(s);
+    }
+    cut(s, &b);
+    pnbc_sched_rebase(s, mark, PNBC_BUF_RECV, image);
+    if (!root) {
+        pnbc_sched_round(s);
+        pnbc_sched_copy(s, image, b.count, MPI_BYTE, bcast_buffer(), a->count, a->dtype);
+    }
+}
+
+/*
  * Segmented broadcast down any tree (virtual ranks; parent < 0 at the
  * root).  Step t: an inner rank receives segment t from its parent while
  * it forwards segment t-1 to its children, so a segment moves one level
@@ -162,8 +206,8 @@ static void bcast_segmented_tree(pnbc_schedule_t *s, const pnbc_coll_args_t *a, 
 /*
  * pnbc_bcast_pipeline
  *   Accepts: any size, root, count, datatype.
- *   Moves:   a chain v -> v+1 in segments of segsize bytes (default
- *            PNBC_BCAST_SEGSIZE; whole elements, at least one): in step t
+ *   Moves:   a chain v -> v+1 in segments of segsize bytes of the
+ *            message's image (default PNBC_BCAST_SEGSIZE): in step t
  *            rank v receives segment t from v-1 and forwards t-1 to v+1.
  *            Every rank sends each byte once, so for large messages the
  *            time tends to one message time, whatever p.
@@ -173,7 +217,7 @@ static void bcast_segmented_tree(pnbc_schedule_t *s, const pnbc_coll_args_t *a, 
  *                     step 2: 0->1 s2, 1->2 s1, 2->3 s0
  *                     step 3: 1->2 s2, 2->3 s1  |  step 4: 2->3 s2
  */
-void pnbc_bcast_pipeline(pnbc_schedule_t *s, const pnbc_coll_args_t *a)
+static void bcast_pipeline_cut(pnbc_schedule_t *s, const pnbc_coll_args_t *a)
 {
     const int p = a->size, v = bcast_vrank(a);
     const int next = v + 1;
@@ -195,7 +239,7 @@ void pnbc_bcast_pipeline(pnbc_schedule_t *s, const pnbc_coll_args_t *a)
  *   p=6:  0 -> {1, 2};  1 -> {3, 4};  2 -> {5}
  *         step t: 0->1,2 s(t) | 1->3,4 s(t-1), 2->5 s(t-1)
  */
-void pnbc_bcast_binary_pipeline(pnbc_schedule_t *s, const pnbc_coll_args_t *a)
+static void bcast_binary_pipeline_cut(pnbc_schedule_t *s, const pnbc_coll_args_t *a)
 {
     const int p = a->size, v = bcast_vrank(a);
     int children[2], n = 0;
@@ -239,23 +283,25 @@ static bool sag_holds(int w, int block)
 /*
  * pnbc_bcast_scatter_allgather
  *   Accepts: any size, root, count, datatype.
- *   Moves:   the buffer is cut into p blocks of whole elements (balanced;
- *            some empty when count < p); block w belongs to virtual rank
- *            w.  Binomial scatter: v receives the blocks of its subtree
- *            [v, v + lowbit(v)) from its parent in one message and passes
- *            each child its subtree's blocks.  Ring allgather: in step j
- *            v sends block v-j to v+1 and receives block v-j-1 from v-1,
- *            except blocks the receiver got in the scatter (so the root
- *            receives nothing).  Everything lands in the user buffer
- *            where it belongs; each rank receives about count elements
- *            in total, so for large messages it beats every tree.
+ *   Moves:   the message's image is cut into p blocks of bytes
+ *            (balanced; some empty when it has fewer than p bytes); block
+ *            w belongs to virtual rank w.  Binomial scatter: v receives
+ *            the blocks of its subtree [v, v + lowbit(v)) from its parent
+ *            in one message and passes each child its subtree's blocks.
+ *            Ring allgather: in step j v sends block v-j to v+1 and
+ *            receives block v-j-1 from v-1, except blocks the receiver
+ *            got in the scatter (so the root receives nothing).
+ *            Everything lands where it belongs in the image (the user's
+ *            buffer unless packed); each rank receives about the
+ *            message's size in total, so for large messages it beats
+ *            every tree.
  *
  *   p=4 (blocks b0..b3):  scatter:  0->2 b2-b3, 0->1 b1 | 2->3 b3
  *        ring j=0:  0->1 b0   1->2 b1   2->3 b2
  *             j=1:  0->1 b3   1->2 b0   2->3 b1
  *             j=2:  0->1 b2             2->3 b0   (2 has b3; 3->0 never)
  */
-void pnbc_bcast_scatter_allgather(pnbc_schedule_t *s, const pnbc_coll_args_t *a)
+static void bcast_scatter_allgather_cut(pnbc_schedule_t *s, const pnbc_coll_args_t *a)
 {
     const int p = a->size, v = bcast_vrank(a);
     int span = v & -v;      /* size of v's subtree (before clipping to p) */
@@ -293,6 +339,21 @@ void pnbc_bcast_scatter_allgather(pnbc_schedule_t *s, const pnbc_coll_args_t *a)
             sag_blocks(s, a, false, in, in + 1, prev);
         }
     }
+}
+
+void pnbc_bcast_pipeline(pnbc_schedule_t *s, const pnbc_coll_args_t *a)
+{
+    bcast_on_image(s, a, bcast_pipeline_cut);
+}
+
+void pnbc_bcast_binary_pipeline(pnbc_schedule_t *s, const pnbc_coll_args_t *a)
+{
+    bcast_on_image(s, a, bcast_binary_pipeline_cut);
+}
+
+void pnbc_bcast_scatter_allgather(pnbc_schedule_t *s, const pnbc_coll_args_t *a)
+{
+    bcast_on_image(s, a, bcast_scatter_allgather_cut);
 }
 
 const pnbc_algorithm_t pnbc_bcast_algorithms[] = {
