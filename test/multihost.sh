@@ -22,7 +22,10 @@
 #                "1 sends, 1 receives" (its one on-node peer); the same probe
 #                with the 4 ranks on host A must show "3 sends, 3 receives"
 #                (the check can see the difference); and --map-by node (0, 2
-#                on A; 1, 3 on B): one shm peer each again
+#                on A; 1, 3 on B): one shm peer each again.  An 8 B bcast
+#                by the default rules: binomial across the hosts, knomial
+#                with the 4 ranks on A (the rules for communicators that
+#                span nodes, coll_pnbc_select.c)
 #   conformance  conformance, conf_gather, conf_alltoall, conf_reduce_scatter,
 #                conf_neighbor, conf_inter (full runs)
 #   algorithms   conformance --quick with forced allreduce/bcast/reduce/
@@ -80,150 +83,13 @@ for g in "${@:-all}"; do
     esac
 done
 
-skip() {
-    echo "SKIP multihost: $*"
-    exit 77
-}
-
-# ---- can this machine make two hosts? ----
-[ "$(id -u)" = 0 ] || skip "not root (network and UTS namespaces need CAP_SYS_ADMIN)"
-for c in ip nsenter unshare hostname timeout; do
-    command -v "$c" >/dev/null 2>&1 || skip "'$c' not found (packages iproute2, util-linux, hostname, coreutils)"
-done
-command -v "$MPIRUN" >/dev/null 2>&1 || skip "'$MPIRUN' not found"
-if ! err=$(unshare --uts /bin/sh -c 'hostname pnbc-mh-probe' 2>&1); then
-    skip "unshare --uts + hostname fails: ${err:-exit status $?}"
-fi
-
-# ---- names: the PID keeps parallel runs apart ----
-tag=$$
-nsA=pnbc-mh$tag-a
-nsB=pnbc-mh$tag-b
-hostA=$nsA
-hostB=$nsB
-ifname=pnbcmh0
-net=10.213.$((tag % 254 + 1))
-ipA=$net.1
-ipB=$net.2
-work=$(mktemp -d "${TMPDIR:-/tmp}/pnbc-multihost.XXXXXX") || exit 1
-agent_log=$work/agent.log
-made_ns=()
-job=""
-ran_cleanup=0
-
-# ---- clean-up ----
-ns_pids() {
-    local ns
-    for ns in "${made_ns[@]}"; do
-        ip netns pids "$ns" 2>/dev/null
-    done
-}
-
-kill_ns_procs() {
-    local sig=$1 p
-    for p in $(ns_pids); do
-        kill "-$sig" "$p" 2>/dev/null
-    done
-}
-
-cleanup() {
-    [ $ran_cleanup -eq 1 ] && return
-    ran_cleanup=1
-    if [ -n "$job" ]; then
-        kill -TERM "$job" 2>/dev/null        # timeout passes it on to mpirun
-        for _ in 1 2 3 4 5 6 7 8 9 10; do
-            kill -0 "$job" 2>/dev/null || break
-            sleep 0.5
-        done
-        kill -KILL "$job" 2>/dev/null
-        wait "$job" 2>/dev/null
-        job=""
-    fi
-    if [ -n "$(ns_pids)" ]; then
-        kill_ns_procs TERM
-        sleep 1
-        kill_ns_procs KILL
-        sleep 0.2
-    fi
-    local ns
-    for ns in "${made_ns[@]}"; do
-        ip -n "$ns" link del "$ifname" 2>/dev/null
-        ip netns del "$ns" 2>/dev/null
-    done
-    made_ns=()
-    local h
-    for h in "$hostA" "$hostB"; do
-        rm -rf /dev/shm/pnbc."$h".* /dev/shm/vader_segment."$h".* /tmp/ompi."$h".* \
-            "${TMPDIR:-/tmp}"/ompi."$h".* 2>/dev/null
-    done
-    if [ "${MULTIHOST_KEEP_LOGS:-0}" = 1 ]; then
-        echo "multihost: logs kept in $work"
-    else
-        rm -rf "$work"
-    fi
-}
-trap cleanup EXIT
-trap 'echo "multihost: interrupted"; cleanup; exit 130' INT
-trap 'echo "multihost: terminated"; cleanup; exit 143' TERM HUP
-
-# ---- the two hosts ----
-setup_hosts() {
-    local err ns
-    # a namespace of this name can only be left by a killed run whose PID
-    # was ours: no live run uses it
-    for ns in "$nsA" "$nsB"; do
-        [ -e "/run/netns/$ns" ] && ip netns del "$ns" 2>/dev/null
-    done
-    err=$(ip netns add "$nsA" 2>&1) || skip "ip netns add fails: $err"
-    made_ns+=("$nsA")
-    err=$(ip netns add "$nsB" 2>&1) || skip "ip netns add fails: $err"
-    made_ns+=("$nsB")
-    err=$(ip link add "$ifname" netns "$nsA" type veth peer name "$ifname" netns "$nsB" 2>&1) ||
-        skip "cannot create a veth pair: $err"
-    local ip
-    for ns in "$nsA:$ipA" "$nsB:$ipB"; do
-        ip=${ns#*:}
-        ns=${ns%%:*}
-        err=$( { ip -n "$ns" link set lo up && ip -n "$ns" addr add "$ip/24" dev "$ifname" &&
-                 ip -n "$ns" link set "$ifname" up; } 2>&1) || skip "cannot configure $ifname in $ns: $err"
-    done
-    echo "multihost: host A $hostA ($ipA, netns $nsA), host B $hostB ($ipB, netns $nsB), veth $ifname"
-}
-
-export PNBC_MH_HOSTS="$ipA=$nsA=$hostA $ipB=$nsB=$hostB"
-export PNBC_MH_AGENT_LOG=$agent_log
+# shellcheck source=multihost-hosts.sh
+. "$here/multihost-hosts.sh"
 
 # mpirun arguments: 2 + 2 ranks on A and B (or HOSTS), TCP on the veth only
 mpi_args() {
-    local hosts=${1:-$ipA:2,$ipB:2}
-    # shellcheck disable=SC2054
-    local a=(-np 4 --host "$hosts" --oversubscribe --mca mpi_yield_when_idle 1 --bind-to none
-        --mca plm_rsh_agent "bash $here/multihost-agent.sh" --mca plm_rsh_no_tree_spawn 1
-        --mca pml ob1 --mca btl self,vader,tcp
-        --mca btl_tcp_if_include "$ifname" --mca oob_tcp_if_include "$ifname"
-        --mca coll "$PNBC_COLL" -x LD_LIBRARY_PATH)
-    if [ -n "${OMPI_MCA_mca_base_component_path:-}" ]; then
-        a+=(-x OMPI_MCA_mca_base_component_path)
-    fi
-    printf '%s\n' "${a[@]}"
-}
-
-# in_host_a LOG CMD...: CMD in host A (its netns, a UTS namespace named
-# hostA), under the timeout, in the background so that a signal reaches the
-# trap at once; returns CMD's status
-in_host_a() {
-    local log=$1 rc
-    shift
-    export LD_LIBRARY_PATH=${LD_LIBRARY_PATH:-}
-    # shellcheck disable=SC2016
-    timeout -k 10 "$MH_TIMEOUT" nsenter --net="/run/netns/$nsA" unshare --uts \
-        /bin/sh -c 'hostname "$1" || exit 125; shift; exec "$@"' multihost "$hostA" "$@" \
-        >"$log" 2>&1 </dev/null &
-    job=$!
-    wait "$job"
-    rc=$?
-    job=""
-    return $rc
+    printf '%s\n' -np 4 --oversubscribe --mca mpi_yield_when_idle 1 --mca coll "$PNBC_COLL"
+    mh_launch_args "${1:-$ipA:2,$ipB:2}"
 }
 
 nfail=0
@@ -348,6 +214,17 @@ int main(int argc, char **argv)
     MPI_Request_free(&req);
     fprintf(stderr, "MH-A2A-END rank %d\n", rank);
     fflush(stderr);
+    /* an 8 B bcast by the default rules: its coll_pnbc_verbose line names
+     * the algorithm chosen for this communicator's reach */
+    double v = (0 == rank) ? 42.5 : -1;
+    MPIX_Bcast_init(&v, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD, MPI_INFO_NULL, &req);
+    MPI_Start(&req);
+    MPI_Wait(&req, MPI_STATUS_IGNORE);
+    MPI_Request_free(&req);
+    if (42.5 != v) {
+        printf("FAIL mh_probe rank %d: bcast gave %g, expected 42.5\n", rank, v);
+        errs++;
+    }
     MPI_Finalize();
     return errs ? 1 : 0;
 }
@@ -355,10 +232,11 @@ EOF
     "$MPICC" -O1 -Wall -o "$work/mh_probe" "$work/mh_probe.c" >"$work/mh_probe.build" 2>&1
 }
 
-# check_probe LOG HOST0 HOST1 HOST2 HOST3 NODESIZE SENDS: the probe's output
+# check_probe LOG HOST0 HOST1 HOST2 HOST3 NODESIZE SENDS BCAST: the probe's
+# output (BCAST: the algorithm the rules choose for its 8 B bcast)
 check_probe() {
     local log=$1 bad=0 r line n
-    local want_host=("$2" "$3" "$4" "$5") want_size=$6 want_n=$7
+    local want_host=("$2" "$3" "$4" "$5") want_size=$6 want_n=$7 want_bcast=$8
     for r in 0 1 2 3; do
         line=$(grep -m1 "MH-HOST rank $r " "$log")
         if [ "$line" != "MH-HOST rank $r host ${want_host[$r]} node_size $want_size" ] &&
@@ -374,6 +252,10 @@ check_probe() {
         if [ "$(printf '%s\n' "$n" | grep -c 'shm cid')" != 1 ] ||
            ! printf '%s\n' "$n" | grep -q ": $want_n sends, $want_n receives"; then
             echo "FAIL multihost locality: rank $r: expected one shm schedule line with $want_n sends, $want_n receives"
+            bad=1
+        fi
+        if ! grep -q "^\[1,$r\]<stderr>:.*bcast_init algorithm=$want_bcast " "$log"; then
+            echo "FAIL multihost locality: rank $r: expected its 8 B bcast_init line to name $want_bcast"
             bad=1
         fi
     done
@@ -398,15 +280,15 @@ group_locality() {
     local v=(--tag-output --mca coll_pnbc_verbose 2 --mca coll_pnbc_alltoall_algorithm linear)
     echo "multihost locality: 2 + 2 ranks on $hostA and $hostB"
     if run locality-2hosts "${v[@]}" -- "$work/mh_probe"; then
-        check_probe "$LAST_LOG" "$hostA" "$hostA" "$hostB" "$hostB" 2 1 || nfail=$((nfail + 1))
+        check_probe "$LAST_LOG" "$hostA" "$hostA" "$hostB" "$hostB" 2 1 binomial || nfail=$((nfail + 1))
     fi
     echo "multihost locality: --map-by node (ranks 0, 2 on $hostA; 1, 3 on $hostB)"
     if run locality-map-by-node --map-by node "${v[@]}" -- "$work/mh_probe"; then
-        check_probe "$LAST_LOG" "$hostA" "$hostB" "$hostA" "$hostB" 2 1 || nfail=$((nfail + 1))
+        check_probe "$LAST_LOG" "$hostA" "$hostB" "$hostA" "$hostB" 2 1 binomial || nfail=$((nfail + 1))
     fi
     echo "multihost locality: control, 4 ranks on $hostA"
     if run locality-1host --hosts "$ipA:4" "${v[@]}" -- "$work/mh_probe"; then
-        check_probe "$LAST_LOG" "$hostA" "$hostA" "$hostA" "$hostA" 4 3 || nfail=$((nfail + 1))
+        check_probe "$LAST_LOG" "$hostA" "$hostA" "$hostA" "$hostA" 4 3 knomial || nfail=$((nfail + 1))
     fi
 }
 

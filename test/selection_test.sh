@@ -8,6 +8,9 @@
 #      bcast, reduce and allreduce, a line
 #        coll:pnbc: <coll>_init algorithm=<name> comm_size=2
 #   4. with --mca coll ^pnbc no such line appears (and smoke still passes)
+#   5. a coll_pnbc_tuning_file whose rules name a reach (one node here):
+#      "nodes" rules are passed over, "node" and unmarked ones apply, a line
+#      with an unknown reach is skipped
 # Exit: 0 pass, 1 fail, 77 skip (PNBC_COLL does not select pnbc).
 # Environment: MPIRUN, OMPI_INFO (ompi_info), TEST_BINDIR, PNBC_COLL,
 #   PNBC_MPI_ARGS (other mpirun arguments), OMPI_MCA_mca_base_component_path.
@@ -76,6 +79,30 @@ if grep -q "coll:pnbc: .*_init algorithm=" "$tmp/off.txt"; then
 else
     echo "ok: no pnbc lines with --mca coll ^pnbc"
 fi
+
+cat >"$tmp/rules.txt" <<'EOF'
+# coll max_comm_size max_bytes algorithm [reach]
+bcast 0 0 binomial nodes
+bcast 0 0 linear node
+reduce 0 0 linear nodes
+reduce 0 0 binomial
+allreduce 0 0 direct bogus
+allreduce 0 0 reduce_bcast
+EOF
+# shellcheck disable=SC2086
+"$MPIRUN" -np 2 $ARGS --mca coll "$COLL" --mca coll_pnbc_verbose 1 \
+    --mca coll_pnbc_tuning_file "$tmp/rules.txt" "$BIN/smoke" >"$tmp/rules.out" 2>&1
+rc=$?
+[ $rc -eq 0 ] || { bad "smoke with a tuning file exited with $rc"; tail -n 20 "$tmp/rules.out"; }
+for want in bcast:linear reduce:binomial allreduce:reduce_bcast; do
+    c=${want%%:*}
+    got=$(sed -n "s/.*coll:pnbc: ${c}_init algorithm=\([^ ]*\) .*/\1/p" "$tmp/rules.out" | sort -u)
+    if [ "$got" = "${want#*:}" ]; then
+        echo "ok: tuning file with reaches: ${c} takes $got"
+    else
+        bad "tuning file with reaches: ${c} took '${got:-nothing}', expected ${want#*:}"
+    fi
+done
 
 if [ $fail -eq 0 ]; then echo "PASS selection"; fi
 exit $fail

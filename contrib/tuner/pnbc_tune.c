@@ -146,10 +146,21 @@ int main(int argc, char **argv)
         fprintf(stderr, "pnbc_tune: cannot write %s\n", out);
         MPI_Abort(MPI_COMM_WORLD, 1);
     }
+    /* The rules are for communicators like the one measured: on one node
+     * or across nodes (the last field; files of both kinds concatenate). */
+    MPI_Comm node;
+    int node_size;
+    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+    MPI_Comm_size(node, &node_size);
+    MPI_Comm_free(&node);
+    int spans = (node_size < p), any_spans = 0;
+    MPI_Allreduce(&spans, &any_spans, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    const char *reach = any_spans ? "nodes" : "node";
     if (0 == rank) {
-        fprintf(f, "# pnbc decision rules measured by contrib/tuner on %d ranks\n"
-                   "# <coll> <max_comm_size> <max_bytes> <algorithm>   (median us per start+wait)\n",
-                p);
+        fprintf(f, "# pnbc decision rules measured by contrib/tuner on %d ranks (%s)\n"
+                   "# <coll> <max_comm_size> <max_bytes> <algorithm> <reach>   "
+                   "(median us per start+wait)\n",
+                p, any_spans ? "across nodes" : "one node");
     }
     for (int c = 0; c < T_NCOLLS; ++c) {
         char names[MAX_ALGS][64];
@@ -188,7 +199,7 @@ int main(int argc, char **argv)
             }
             /* A rule ends where the winner changes: close the previous one. */
             if (0 == rank && NULL != prev && 0 != strcmp(prev, names[winner])) {
-                fprintf(f, "%s %d %zu %s\n", coll_names[c], p, sizes[s - 1], prev);
+                fprintf(f, "%s %d %zu %s %s\n", coll_names[c], p, sizes[s - 1], prev, reach);
             }
             prev = names[winner];
             if (0 == rank) {
@@ -196,7 +207,7 @@ int main(int argc, char **argv)
             }
         }
         if (0 == rank && NULL != prev) {
-            fprintf(f, "%s %d 0 %s\n", coll_names[c], p, prev);
+            fprintf(f, "%s %d 0 %s %s\n", coll_names[c], p, prev, reach);
         }
     }
     if (0 == rank) {

@@ -215,6 +215,10 @@ typedef struct mca_coll_pnbc_module_t {
      * communicator goes at module destruction (pnbc_transport_comm_free). */
     uint32_t cid;
     bool has_cid;
+    /* Its ranks are on more than one node: the decision rules for such
+     * communicators apply (coll_pnbc_select.c).  The same on every rank:
+     * if one rank finds all the others on its node, so does each. */
+    bool multinode;
 } mca_coll_pnbc_module_t;
 
 OBJ_CLASS_DECLARATION(mca_coll_pnbc_module_t);
@@ -270,6 +274,8 @@ typedef struct pnbc_coll_args_t {
     int rank;           /* in the local group */
     int size;           /* of the local group */
     bool inter;         /* intercommunicator: peers are remote ranks */
+    bool multinode;     /* the communicator's ranks are on more than one
+                           node (mca_coll_pnbc_module_t.multinode) */
     bool in_place;      /* (not beside root: a cache lookup compares the
                            two, and one wide load over a byte and an int
                            stored separately just before stalls) */

@@ -10,8 +10,9 @@
  * this call (counts, displacements, datatypes of the v/w variants; at the
  * root only for gatherv/scatterv; not the send side in place) by
  * content.  The algorithm is a function of these (selection reads only
- * the arguments, the MCA parameters and the rules, fixed after init), so
- * it needs no place in the key.  Datatypes and ops are compared by
+ * the arguments, the MCA parameters, the rules and whether the
+ * communicator spans nodes, fixed after init), so it needs no place in
+ * the key.  Datatypes and ops are compared by
  * handle: an instance holds a reference to each, so a handle cannot be
  * reused for another object while it is cached.
  *

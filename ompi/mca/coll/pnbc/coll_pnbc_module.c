@@ -20,6 +20,7 @@
 
 #include "ompi/info/info.h"
 #include "ompi/mca/topo/base/base.h"
+#include "ompi/proc/proc.h"
 #include "opal/util/output.h"
 
 #include <limits.h>
@@ -40,6 +41,7 @@ static void pnbc_module_construct(mca_coll_pnbc_module_t *module)
     module->ninit = 0;
     module->ncalls = 0;
     module->has_cid = false;
+    module->multinode = false;
     memset(&module->cache, 0, sizeof(module->cache));
 }
 
@@ -124,6 +126,19 @@ static void fill_slots(mca_coll_base_module_t *m, bool inter)
     }
 }
 
+/* Are an intracommunicator's ranks on more than one node? */
+static bool spans_nodes(ompi_communicator_t *comm)
+{
+    const int me = ompi_comm_rank(comm);
+    for (int r = 0; r < ompi_comm_size(comm); ++r) {
+        const ompi_proc_t *p = (r == me) ? NULL : ompi_comm_peer_lookup(comm, r);
+        if (NULL != p && !OPAL_PROC_ON_LOCAL_NODE(p->super.proc_flags)) {
+            return true;
+        }
+    }
+    return false;
+}
+
 mca_coll_base_module_t *mca_coll_pnbc_comm_query(struct ompi_communicator_t *comm,
                                                   int *priority)
 {
@@ -135,6 +150,7 @@ mca_coll_base_module_t *mca_coll_pnbc_comm_query(struct ompi_communicator_t *com
     module->super.coll_module_enable = pnbc_module_enable;
     module->cid = comm->c_contextid;
     module->has_cid = true;
+    module->multinode = !OMPI_COMM_IS_INTER(comm) && spans_nodes(comm);
     fill_slots(&module->super, OMPI_COMM_IS_INTER(comm));
     return &module->super;
 }
@@ -399,6 +415,7 @@ int mca_coll_pnbc_coll_init(pnbc_coll_args_t *args, struct ompi_info_t *info,
     args->size = ompi_comm_size(args->comm);
     args->inter = OMPI_COMM_IS_INTER(args->comm);
     args->remote_size = args->inter ? ompi_comm_remote_size(args->comm) : 0;
+    args->multinode = pmod->multinode;
     if (PNBC_NONBLOCKING == info) {
         /* the call checks its arguments when it misses the cache */
         if (NULL == request) {

@@ -107,14 +107,21 @@ static const pnbc_algorithm_t *find_algorithm(const pnbc_algorithm_t *table, con
 /* Decision rules                                                     */
 /* ------------------------------------------------------------------ */
 
-/* A rule applies when the communicator has at most max_comm_size ranks
- * and the call moves at most max_bytes (see call_bytes); 0 = no bound.
- * Rules are tried in order. */
+/* Which communicators a rule is for: any, those whose ranks are all on
+ * one node, or those spanning nodes (pnbc_coll_args_t.multinode). */
+typedef enum { PNBC_REACH_ANY, PNBC_REACH_NODE, PNBC_REACH_NODES } pnbc_reach_t;
+static const char *const reach_names[] = { "any", "node", "nodes" };
+
+/* A rule applies when the communicator has at most max_comm_size ranks,
+ * the call moves at most max_bytes (see call_bytes; 0 = no bound for
+ * either) and the communicator is within its reach.  Rules are tried in
+ * order. */
 typedef struct pnbc_rule_t {
     pnbc_coll_t coll;
     int max_comm_size;
     size_t max_bytes;
     const char *algorithm;
+    pnbc_reach_t reach;
 } pnbc_rule_t;
 
 /* Built-in rules, from measurements on a 2-core node (np > 2 there is
@@ -123,8 +130,20 @@ typedef struct pnbc_rule_t {
  * that cannot serve the call (commutative op, even or power-of-two p)
  * falls through to the next.  On one node, large blocks go straight from
  * their owner to their destination (linear gather, scatter, allgather):
- * forwarding them through intermediate ranks only adds copies. */
+ * forwarding them through intermediate ranks only adds copies.
+ *
+ * Across nodes (the first rules; measured between two hosts joined by a
+ * network, docs/selection.md "Across nodes") a root that sends to, or
+ * receives from, each rank of the other nodes in turn (knomial, linear)
+ * is slowest: small bcasts and reduces take binomial trees, which cross
+ * between nodes once per level (ranks are numbered node by node under
+ * the default mapping), and large bcasts scatter then allgather.  The
+ * other collectives, and reduces above 64 KiB (binomial, then pipeline), follow
+ * the one-node rules. */
 static const pnbc_rule_t builtin_rules[] = {
+    { PNBC_BCAST, 8, 16384, "binomial", PNBC_REACH_NODES },
+    { PNBC_BCAST, 8, 0, "scatter_allgather", PNBC_REACH_NODES },
+    { PNBC_REDUCE, 8, 65536, "binomial", PNBC_REACH_NODES },
     { PNBC_BCAST, 2, 0, "knomial" },
     { PNBC_BCAST, 4, 131072, "knomial" },
     { PNBC_BCAST, 4, 0, "scatter_allgather" },
@@ -202,11 +221,13 @@ static size_t call_bytes(const pnbc_coll_args_t *a)
 static bool rule_applies(const pnbc_rule_t *r, const pnbc_coll_args_t *a)
 {
     return r->coll == a->coll && (0 == r->max_comm_size || a->size <= r->max_comm_size) &&
-           (0 == r->max_bytes || call_bytes(a) <= r->max_bytes);
+           (0 == r->max_bytes || call_bytes(a) <= r->max_bytes) &&
+           (PNBC_REACH_ANY == r->reach || (PNBC_REACH_NODES == r->reach) == a->multinode);
 }
 
-/* Parse "<coll> <max_comm_size> <max_bytes> <algorithm>" lines; '#'
- * starts a comment.  A line naming an unknown collective is skipped. */
+/* Parse "<coll> <max_comm_size> <max_bytes> <algorithm> [any|node|nodes]"
+ * lines; '#' starts a comment.  A line naming an unknown collective or
+ * reach is skipped. */
 static void load_tuning_file(void)
 {
     file_loaded = true;
@@ -219,12 +240,17 @@ static void load_tuning_file(void)
                     tuning_file);
         return;
     }
-    char line[256], coll[64], alg[64];
+    char line[256], coll[64], alg[64], word[16];
     int max_p;
     size_t max_bytes;
     while (NULL != fgets(line, sizeof(line), f)) {
-        if ('#' == line[0] ||
-            4 != sscanf(line, "%63s %d %zu %63s", coll, &max_p, &max_bytes, alg)) {
+        const int n = ('#' == line[0]) ? 0 : sscanf(line, "%63s %d %zu %63s %15s", coll, &max_p,
+                                                    &max_bytes, alg, word);
+        int reach = PNBC_REACH_ANY;
+        while (5 == n && reach <= PNBC_REACH_NODES && 0 != strcmp(word, reach_names[reach])) {
+            reach++;
+        }
+        if (n < 4 || reach > PNBC_REACH_NODES) {
             continue;
         }
         for (int c = 0; c < PNBC_NCOLLS; ++c) {
@@ -236,7 +262,7 @@ static void load_tuning_file(void)
             if (NULL != grown) {
                 file_rules = grown;
                 file_rules[nfile_rules++] = (pnbc_rule_t) { (pnbc_coll_t) c, max_p, max_bytes,
-                                                            known->name };
+                                                            known->name, (pnbc_reach_t) reach };
             }
         }
     }
@@ -350,8 +376,9 @@ void mca_coll_pnbc_select_register(void)
     (void) mca_base_component_var_register(&mca_coll_pnbc_component.super.collm_version,
         "tuning_file",
         "Decision file written by contrib/tuner/pnbc-tune: lines \"<coll> <max_comm_size> "
-        "<max_bytes> <algorithm>\" (0 = unbounded), first match wins; replaces the "
-        "built-in rules of every collective it mentions",
+        "<max_bytes> <algorithm> [any|node|nodes]\" (0 = unbounded; the last field: for "
+        "every communicator (default), those on one node, those spanning nodes), first "
+        "match wins; replaces the built-in rules of every collective it mentions",
         MCA_BASE_VAR_TYPE_STRING, NULL, 0, 0, OPAL_INFO_LVL_5,
         MCA_BASE_VAR_SCOPE_READONLY, &tuning_file);
 
