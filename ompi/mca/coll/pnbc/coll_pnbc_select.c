@@ -132,19 +132,24 @@ typedef struct pnbc_rule_t {
  * their owner to their destination (linear gather, scatter, allgather):
  * forwarding them through intermediate ranks only adds copies.
  *
- * Across nodes (the first rules; measured between two hosts joined by a
+ * Across nodes (the PNBC_REACH_NODES rules; measured between two hosts of a
  * network, docs/selection.md "Across nodes") a root that sends to, or
  * receives from, each rank of the other nodes in turn (knomial, linear)
- * is slowest: small bcasts and reduces take binomial trees, which cross
- * between nodes once per level (ranks are numbered node by node under
- * the default mapping), and large bcasts scatter then allgather.  The
- * other collectives, and reduces above 64 KiB (binomial, then pipeline), follow
- * the one-node rules. */
+ * is slowest: from 3 ranks on, small bcasts and reduces take binomial
+ * trees, which cross between nodes once per level (ranks are numbered
+ * node by node under the default mapping), and large bcasts scatter then
+ * allgather.  Two ranks on two nodes exchange whole vectors in an
+ * allreduce only up to 32 KiB: above, halves (rabenseifner), as from 4
+ * ranks on one node.  The other collectives, reduces above 64 KiB
+ * (binomial, then pipeline) and bcasts of two ranks follow the one-node
+ * rules. */
 static const pnbc_rule_t builtin_rules[] = {
+    { PNBC_BCAST, 2, 0, "knomial" },
     { PNBC_BCAST, 8, 16384, "binomial", PNBC_REACH_NODES },
     { PNBC_BCAST, 8, 0, "scatter_allgather", PNBC_REACH_NODES },
     { PNBC_REDUCE, 8, 65536, "binomial", PNBC_REACH_NODES },
-    { PNBC_BCAST, 2, 0, "knomial" },
+    { PNBC_ALLREDUCE, 2, 32768, "recursive_doubling", PNBC_REACH_NODES },
+    { PNBC_ALLREDUCE, 2, 0, "rabenseifner", PNBC_REACH_NODES },
     { PNBC_BCAST, 4, 131072, "knomial" },
     { PNBC_BCAST, 4, 0, "scatter_allgather" },
     { PNBC_BCAST, 0, 1048576, "knomial" },
