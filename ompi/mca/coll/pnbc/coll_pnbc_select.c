@@ -132,7 +132,7 @@ typedef struct pnbc_rule_t {
  * their owner to their destination (linear gather, scatter, allgather):
  * forwarding them through intermediate ranks only adds copies.
  *
- * Across nodes (the PNBC_REACH_NODES rules; measured between two hosts of a
+ * Across nodes (the PNBC_REACH_NODES rules, measured between two hosts joined by a
  * network, docs/selection.md "Across nodes") a root that sends to, or
  * receives from, each rank of the other nodes in turn (knomial, linear)
  * is slowest: from 3 ranks on, small bcasts and reduces take binomial
