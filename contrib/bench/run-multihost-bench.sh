@@ -8,14 +8,18 @@
 # needed):
 #
 #   bash contrib/bench/run-multihost-bench.sh [--ranks NA,NB] [run-bench.sh options]
+#   bash contrib/bench/run-multihost-bench.sh [--ranks NA,NB] --tune FILE
 #
 # NA ranks on host A and NB on host B (default 2,2; ranks are numbered host
 # by host); run-bench.sh gets --np NA+NB and the other options, e.g.
 # --nonblocking --out DIR.  Without --impls it runs pnbc,libnbc,tuned
 # (with --nonblocking pnbc-nb,libnbc-nb,tuned,pnbc): MPICH's launcher does
-# not go through the hosts' agent.  Both hosts share the machine's cores,
-# and TCP over the veth costs CPU time on both: compare numbers only within
-# one run.  Exit status: run-bench.sh's; 77 when the hosts cannot be made.
+# not go through the hosts' agent.  --tune FILE runs the tuner
+# (contrib/tuner/pnbc-tune.sh) across the hosts instead: its rules in FILE
+# are marked for communicators spanning nodes.  Both hosts share the
+# machine's cores, and TCP over the veth costs CPU time on both: compare
+# numbers only within one run.  Exit status: the script's it runs; 77 when
+# the hosts cannot be made.
 
 set -u
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -24,11 +28,13 @@ MH_TIMEOUT=${MULTIHOST_TIMEOUT:-7200}
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 
 ranks=2,2
+tune=""
 args=()
 impls_given=0 nonblocking=0
 while [ $# -gt 0 ]; do
     case $1 in
         --ranks) ranks=$2; shift ;;
+        --tune) tune=$(realpath -m "$2"); shift ;;
         --np) echo "run-multihost-bench.sh: give --ranks NA,NB instead of --np" >&2; exit 2 ;;
         *)
             [ "$1" = --impls ] && impls_given=1
@@ -52,7 +58,13 @@ fi
 setup_hosts
 mh_mpirun_wrapper "$work/mpirun" "$ipA:$na,$ipB:$nb"
 echo "run-multihost-bench: $na rank(s) on $hostA, $nb on $hostB"
-MPIRUN=$work/mpirun timeout -k 10 "$MH_TIMEOUT" bash "$HERE/run-bench.sh" --np $((na + nb)) "${args[@]}" &
+if [ -n "$tune" ]; then
+    MPIRUN=$work/mpirun timeout -k 10 "$MH_TIMEOUT" bash "$HERE/../tuner/pnbc-tune.sh" \
+        $((na + nb)) "$tune" &
+else
+    MPIRUN=$work/mpirun timeout -k 10 "$MH_TIMEOUT" bash "$HERE/run-bench.sh" --np $((na + nb)) \
+        "${args[@]}" &
+fi
 job=$!
 wait "$job"
 rc=$?
