@@ -12,9 +12,9 @@
  * content.  The algorithm is a function of these (selection reads only
  * the arguments, the MCA parameters, the rules and whether the
  * communicator spans nodes, fixed after init), so it needs no place in
- * the key.  Datatypes and ops are compared by
- * handle: an instance holds a reference to each, so a handle cannot be
- * reused for another object while it is cached.
+ * the key.  Datatypes and ops are compared by handle: an instance holds a
+ * reference to each, so a handle cannot be reused for another object
+ * while it is cached.
  *
  * Structure.  A hash table of chains and one list in order of use (most
  * recent first).  Several instances may share a key (calls outstanding at

@@ -3,8 +3,9 @@
  * SPDX-License-Identifier: BSD-3-Clause
  *
  * Algorithm selection, made once at init and identically on every rank:
- * every input (communicator size, message size, op, hints) is the same
- * everywhere, so all ranks build matching schedules without talking.
+ * every input (communicator size, message size, op, hints, whether the
+ * communicator spans nodes) is the same everywhere, so all ranks build
+ * matching schedules without talking.
  *
  * In order, the first that names a usable algorithm wins:
  *   1. the request's MPI_Info hint "pnbc_algorithm"
@@ -132,15 +133,15 @@ typedef struct pnbc_rule_t {
  * their owner to their destination (linear gather, scatter, allgather):
  * forwarding them through intermediate ranks only adds copies.
  *
- * Across nodes (the PNBC_REACH_NODES rules, measured between two hosts joined by a
- * network, docs/selection.md "Across nodes") a root that sends to, or
- * receives from, each rank of the other nodes in turn (knomial, linear)
- * is slowest: from 3 ranks on, small bcasts and reduces take binomial
- * trees, which cross between nodes once per level (ranks are numbered
- * node by node under the default mapping), and large bcasts scatter then
- * allgather.  Two ranks on two nodes exchange whole vectors in an
- * allreduce only up to 32 KiB: above, halves (rabenseifner), as from 4
- * ranks on one node.  The other collectives, reduces above 64 KiB
+ * Across nodes (the PNBC_REACH_NODES rules, measured between two hosts
+ * joined by a network, docs/selection.md "Across nodes") a root that
+ * sends to, or receives from, each rank of the other nodes in turn
+ * (knomial, linear) is slowest: from 3 ranks on, small bcasts and reduces
+ * take binomial trees, which cross between nodes once per level (ranks
+ * are numbered node by node under the default mapping), and large bcasts
+ * scatter then allgather.  Two ranks on two nodes exchange whole vectors
+ * in an allreduce only up to 32 KiB: above, halves (rabenseifner), as
+ * from 4 ranks on one node.  The other collectives, reduces above 64 KiB
  * (binomial, then pipeline) and bcasts of two ranks follow the one-node
  * rules. */
 static const pnbc_rule_t builtin_rules[] = {
