@@ -25,7 +25,8 @@
 #                on A; 1, 3 on B): one shm peer each again.  An 8 B bcast
 #                by the default rules: binomial across the hosts, knomial
 #                with the 4 ranks on A (the rules for communicators that
-#                span nodes, coll_pnbc_select.c)
+#                span nodes, coll_pnbc_select.c); every rank numbers the
+#                ranks' nodes alike (0 0 1 1, 0 1 0 1; none on one host)
 #   conformance  conformance, conf_gather, conf_alltoall, conf_reduce_scatter,
 #                conf_neighbor, conf_inter (full runs)
 #   algorithms   conformance --quick with forced allreduce/bcast/reduce/
@@ -232,11 +233,13 @@ EOF
     "$MPICC" -O1 -Wall -o "$work/mh_probe" "$work/mh_probe.c" >"$work/mh_probe.build" 2>&1
 }
 
-# check_probe LOG HOST0 HOST1 HOST2 HOST3 NODESIZE SENDS BCAST: the probe's
-# output (BCAST: the algorithm the rules choose for its 8 B bcast)
+# check_probe LOG HOST0 HOST1 HOST2 HOST3 NODESIZE SENDS BCAST NODES: the
+# probe's output (BCAST: the algorithm the rules choose for its 8 B bcast;
+# NODES: the node of each rank as every rank numbers them for
+# MPI_COMM_WORLD, "" on one host, where none is numbered)
 check_probe() {
     local log=$1 bad=0 r line n
-    local want_host=("$2" "$3" "$4" "$5") want_size=$6 want_n=$7 want_bcast=$8
+    local want_host=("$2" "$3" "$4" "$5") want_size=$6 want_n=$7 want_bcast=$8 want_nodes=$9
     for r in 0 1 2 3; do
         line=$(grep -m1 "MH-HOST rank $r " "$log")
         if [ "$line" != "MH-HOST rank $r host ${want_host[$r]} node_size $want_size" ] &&
@@ -256,6 +259,11 @@ check_probe() {
         fi
         if ! grep -q "^\[1,$r\]<stderr>:.*bcast_init algorithm=$want_bcast " "$log"; then
             echo "FAIL multihost locality: rank $r: expected its 8 B bcast_init line to name $want_bcast"
+            bad=1
+        fi
+        line=$(grep -m1 "^\[1,$r\]<stderr>:.*coll:pnbc: cid 0 rank $r: .* nodes, node of each rank:" "$log")
+        if [ "${line##*node of each rank: }" != "$want_nodes" ] || { [ -z "$want_nodes" ] && [ -n "$line" ]; }; then
+            echo "FAIL multihost locality: rank $r: node of each rank '${line##*node of each rank: }', expected '$want_nodes'"
             bad=1
         fi
     done
@@ -280,15 +288,15 @@ group_locality() {
     local v=(--tag-output --mca coll_pnbc_verbose 2 --mca coll_pnbc_alltoall_algorithm linear)
     echo "multihost locality: 2 + 2 ranks on $hostA and $hostB"
     if run locality-2hosts "${v[@]}" -- "$work/mh_probe"; then
-        check_probe "$LAST_LOG" "$hostA" "$hostA" "$hostB" "$hostB" 2 1 binomial || nfail=$((nfail + 1))
+        check_probe "$LAST_LOG" "$hostA" "$hostA" "$hostB" "$hostB" 2 1 binomial "0 0 1 1" || nfail=$((nfail + 1))
     fi
     echo "multihost locality: --map-by node (ranks 0, 2 on $hostA; 1, 3 on $hostB)"
     if run locality-map-by-node --map-by node "${v[@]}" -- "$work/mh_probe"; then
-        check_probe "$LAST_LOG" "$hostA" "$hostB" "$hostA" "$hostB" 2 1 binomial || nfail=$((nfail + 1))
+        check_probe "$LAST_LOG" "$hostA" "$hostB" "$hostA" "$hostB" 2 1 binomial "0 1 0 1" || nfail=$((nfail + 1))
     fi
     echo "multihost locality: control, 4 ranks on $hostA"
     if run locality-1host --hosts "$ipA:4" "${v[@]}" -- "$work/mh_probe"; then
-        check_probe "$LAST_LOG" "$hostA" "$hostA" "$hostA" "$hostA" 4 3 knomial || nfail=$((nfail + 1))
+        check_probe "$LAST_LOG" "$hostA" "$hostA" "$hostA" "$hostA" 4 3 knomial "" || nfail=$((nfail + 1))
     fi
 }
 

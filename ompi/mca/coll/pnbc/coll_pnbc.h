@@ -219,6 +219,10 @@ typedef struct mca_coll_pnbc_module_t {
      * communicators apply (coll_pnbc_select.c).  The same on every rank:
      * if one rank finds all the others on its node, so does each. */
     bool multinode;
+    /* With multinode: each rank's node, numbered in order of first
+     * appearance (the same on every rank: from the modex's hostnames);
+     * else NULL. */
+    int *node_of;
 } mca_coll_pnbc_module_t;
 
 OBJ_CLASS_DECLARATION(mca_coll_pnbc_module_t);
@@ -276,6 +280,7 @@ typedef struct pnbc_coll_args_t {
     bool inter;         /* intercommunicator: peers are remote ranks */
     bool multinode;     /* the communicator's ranks are on more than one
                            node (mca_coll_pnbc_module_t.multinode) */
+    const int *node_of; /* then each rank's node (the module's), else NULL */
     bool in_place;      /* (not beside root: a cache lookup compares the
                            two, and one wide load over a byte and an int
                            stored separately just before stalls) */

@@ -299,12 +299,15 @@ static void ar_single(pnbc_schedule_t *s, const pnbc_coll_args_t *a)
  *            commutative ops only (usable()).
  *   Moves:   after the fold (top of file) the p' ranks split the vector
  *            into p' blocks.  Reduce-scatter by recursive halving: with
- *            partner v ^ m for m = p'/2, ..., 1, a rank keeps the half of
- *            its current window that contains block v, sends the other
- *            half, receives the partner's partial sums for the kept half
- *            and folds them in.  Then virtual rank v owns block v, and a
- *            recursive-doubling allgather in the reverse order of
- *            partners rebuilds the vector in place in the result.  Every
+ *            partner v ^ m for m = p'/2, ..., 1, a rank keeps the lower
+ *            half of its current window if bit m of v is 0, else the
+ *            upper, sends the other half, receives the partner's partial
+ *            sums for the kept half and folds them in.  Then virtual rank
+ *            v owns block v, and a recursive-doubling allgather in the
+ *            reverse order of partners rebuilds the vector in place in
+ *            the result.  Across nodes the distances m whose partners
+ *            share a node go first (rab_dims): v then owns another block,
+ *            and the halves stay on the nodes.  Every
  *            rank sends and receives 2 (p'-1)/p' of the vector; the first
  *            exchange lands straight in rbuf when not in place, so p=2
  *            costs two half-vector exchanges, one half-vector reduction
@@ -316,6 +319,36 @@ static void ar_single(pnbc_schedule_t *s, const pnbc_coll_args_t *a)
  *   p=2: 0: send in[B1], recv rbuf[B0] | rbuf[B0] = in[B0] (op) rbuf[B0],
  *           send rbuf[B0], recv rbuf[B1]
  */
+/* The partner distances (bits of the virtual rank) of the halving steps,
+ * in order: farthest first, unless the communicator spans nodes, where
+ * the distances whose partners always share a node come first, nearest
+ * first: the half-vector exchanges then stay on the nodes and only the
+ * smaller ones cross.  Every rank knows every rank's node, so all order
+ * alike.  Returns the number of steps, log2(pof2). */
+static int rab_dims(const pnbc_coll_args_t *a, int pof2, int rem, int *dims)
+{
+    int n = 0;
+    unsigned near = 0;
+    for (int m = 1; NULL != a->node_of && m < pof2; m <<= 1) {
+        bool same = true;
+        for (int v = 0; same && v < pof2; ++v) {
+            same = a->node_of[vrank_to_rank(v, rem)] == a->node_of[vrank_to_rank(v ^ m, rem)];
+        }
+        near |= same ? (unsigned) m : 0;
+    }
+    for (int m = 1; m < pof2; m <<= 1) {
+        if (near & (unsigned) m) {
+            dims[n++] = m;
+        }
+    }
+    for (int m = pof2 / 2; m >= 1; m >>= 1) {
+        if (!(near & (unsigned) m)) {
+            dims[n++] = m;
+        }
+    }
+    return n;
+}
+
 void pnbc_allreduce_rabenseifner(pnbc_schedule_t *s, const pnbc_coll_args_t *a)
 {
     const int p = a->size, rank = a->rank;
@@ -352,25 +385,28 @@ void pnbc_allreduce_rabenseifner(pnbc_schedule_t *s, const pnbc_coll_args_t *a)
         vrank = rank / 2;
     }
 
+    int dims[32], keeps[32], gives[32];
+    const int ndims = rab_dims(a, pof2, rem, dims);
     int window = 0;     /* first block of the current window */
-    for (int m = pof2 / 2; m >= 1; m >>= 1) {
-        const int peer = vrank_to_rank(vrank ^ m, rem);
-        const bool upper = vrank & m;
-        const int keep = upper ? window + m : window, give = upper ? window : window + m;
-        ar_fold_t f = ar_fold_recv(s, &w, ar_lo(&w, keep), ar_units(&w, keep, m), peer,
+    for (int k = 0; k < ndims; ++k) {
+        const int half = pof2 >> (k + 1), peer = vrank_to_rank(vrank ^ dims[k], rem);
+        const bool upper = vrank & dims[k];
+        const int keep = upper ? window + half : window, give = upper ? window : window + half;
+        ar_fold_t f = ar_fold_recv(s, &w, ar_lo(&w, keep), ar_units(&w, keep, half), peer,
                                    first_touch, slot);
-        ar_send(s, &w, first_touch ? w.v.in : w.result, ar_lo(&w, give), ar_units(&w, give, m),
-                peer);
+        ar_send(s, &w, first_touch ? w.v.in : w.result, ar_lo(&w, give),
+                ar_units(&w, give, half), peer);
         pnbc_sched_round(s);
         ar_fold(s, &w, f);
         first_touch = false;
         window = keep;
+        keeps[k] = keep;
+        gives[k] = give;
     }
-    for (int m = 1; m < pof2; m <<= 1) {
-        const int vpeer = vrank ^ m, peer = vrank_to_rank(vpeer, rem);
-        const int mine = vrank & ~(m - 1), theirs = vpeer & ~(m - 1);
-        ar_recv(s, &w, w.result, ar_lo(&w, theirs), ar_units(&w, theirs, m), peer);
-        ar_send(s, &w, w.result, ar_lo(&w, mine), ar_units(&w, mine, m), peer);
+    for (int k = ndims - 1; k >= 0; --k) {
+        const int half = pof2 >> (k + 1), peer = vrank_to_rank(vrank ^ dims[k], rem);
+        ar_recv(s, &w, w.result, ar_lo(&w, gives[k]), ar_units(&w, gives[k], half), peer);
+        ar_send(s, &w, w.result, ar_lo(&w, keeps[k]), ar_units(&w, keeps[k], half), peer);
         pnbc_sched_round(s);
     }
     pnbc_view_finish(s, &w.v, w.result);

@@ -42,6 +42,7 @@ static void pnbc_module_construct(mca_coll_pnbc_module_t *module)
     module->ncalls = 0;
     module->has_cid = false;
     module->multinode = false;
+    module->node_of = NULL;
     memset(&module->cache, 0, sizeof(module->cache));
 }
 
@@ -50,6 +51,7 @@ static void pnbc_module_construct(mca_coll_pnbc_module_t *module)
 static void pnbc_module_destruct(mca_coll_pnbc_module_t *module)
 {
     mca_coll_pnbc_cache_fini(module);
+    free(module->node_of);
     if (module->has_cid) {
         pnbc_transport_comm_free(module->cid);
     }
@@ -139,6 +141,57 @@ static bool spans_nodes(ompi_communicator_t *comm)
     return false;
 }
 
+/* Each rank's node, numbered in order of first appearance, from the
+ * hostnames the modex gives every process alike for the others (NULL: no
+ * memory).  A process knows its own host by another name (its nodename,
+ * not the launcher's): it takes a peer's on its node, or is alone there. */
+static int *nodes_of(ompi_communicator_t *comm)
+{
+    const int p = ompi_comm_size(comm), me = ompi_comm_rank(comm);
+    int *node = malloc(sizeof(int) * (size_t) p), *first = malloc(sizeof(int) * (size_t) p);
+    const char **name = malloc(sizeof(char *) * (size_t) p);
+    int nnodes = 0;
+
+    if (NULL == node || NULL == first || NULL == name) {
+        free(node);
+        free(first);
+        free((void *) name);
+        return NULL;
+    }
+    name[me] = NULL;
+    for (int r = 0; r < p; ++r) {
+        const ompi_proc_t *proc = ompi_comm_peer_lookup(comm, r);
+        if (r != me) {
+            name[r] = opal_get_proc_hostname(&proc->super);
+            if (NULL == name[me] && OPAL_PROC_ON_LOCAL_NODE(proc->super.proc_flags)) {
+                name[me] = name[r];
+            }
+        }
+    }
+    for (int r = 0; r < p; ++r) {
+        node[r] = 0;
+        while (node[r] < nnodes && (NULL == name[r] || NULL == name[first[node[r]]] ||
+                                    0 != strcmp(name[r], name[first[node[r]]]))) {
+            node[r]++;
+        }
+        if (node[r] == nnodes) {
+            first[nnodes++] = r;
+        }
+    }
+    free(first);
+    free((void *) name);
+    if (mca_common_pnbc_params.verbose >= 2) {
+        char list[3 * 64 + 8] = "";
+        size_t len = 0;
+        for (int r = 0; r < p && r < 64; ++r) {
+            len += (size_t) snprintf(list + len, sizeof(list) - len, " %d", node[r]);
+        }
+        opal_output(0, "coll:pnbc: cid %u rank %d: %d nodes, node of each rank:%s%s",
+                    (unsigned) comm->c_contextid, me, nnodes, list, (p > 64) ? " ..." : "");
+    }
+    return node;
+}
+
 mca_coll_base_module_t *mca_coll_pnbc_comm_query(struct ompi_communicator_t *comm,
                                                   int *priority)
 {
@@ -151,6 +204,7 @@ mca_coll_base_module_t *mca_coll_pnbc_comm_query(struct ompi_communicator_t *com
     module->cid = comm->c_contextid;
     module->has_cid = true;
     module->multinode = !OMPI_COMM_IS_INTER(comm) && spans_nodes(comm);
+    module->node_of = module->multinode ? nodes_of(comm) : NULL;
     fill_slots(&module->super, OMPI_COMM_IS_INTER(comm));
     return &module->super;
 }
@@ -416,6 +470,7 @@ int mca_coll_pnbc_coll_init(pnbc_coll_args_t *args, struct ompi_info_t *info,
     args->inter = OMPI_COMM_IS_INTER(args->comm);
     args->remote_size = args->inter ? ompi_comm_remote_size(args->comm) : 0;
     args->multinode = pmod->multinode;
+    args->node_of = pmod->node_of;
     if (PNBC_NONBLOCKING == info) {
         /* the call checks its arguments when it misses the cache */
         if (NULL == request) {
