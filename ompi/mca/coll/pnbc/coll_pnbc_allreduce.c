@@ -293,32 +293,6 @@ static void ar_single(pnbc_schedule_t *s, const pnbc_coll_args_t *a)
 /* Rabenseifner                                                       */
 /* ------------------------------------------------------------------ */
 
-/*
- * pnbc_allreduce_rabenseifner
- *   Accepts: any size, count (also count < p: empty blocks), datatype;
- *            commutative ops only (usable()).
- *   Moves:   after the fold (top of file) the p' ranks split the vector
- *            into p' blocks.  Reduce-scatter by recursive halving: with
- *            partner v ^ m for m = p'/2, ..., 1, a rank keeps the lower
- *            half of its current window if bit m of v is 0, else the
- *            upper, sends the other half, receives the partner's partial
- *            sums for the kept half and folds them in.  Then virtual rank
- *            v owns block v, and a recursive-doubling allgather in the
- *            reverse order of partners rebuilds the vector in place in
- *            the result.  Across nodes the distances m whose partners
- *            share a node go first (rab_dims): v then owns another block,
- *            and the halves stay on the nodes.  Every
- *            rank sends and receives 2 (p'-1)/p' of the vector; the first
- *            exchange lands straight in rbuf when not in place, so p=2
- *            costs two half-vector exchanges, one half-vector reduction
- *            and no copy.
- *
- *   p=4, blocks B0..B3:  m=2: 0<->2 (0 keeps B0-1, 2 keeps B2-3) 1<->3
- *                        m=1: 0<->1 (0 keeps B0, 1 keeps B1)     2<->3
- *        allgather:      m=1: 0<->1 (B0 / B1) 2<->3 | m=2: 0<->2 (B0-1 / B2-3) 1<->3
- *   p=2: 0: send in[B1], recv rbuf[B0] | rbuf[B0] = in[B0] (op) rbuf[B0],
- *           send rbuf[B0], recv rbuf[B1]
- */
 /* The partner distances (bits of the virtual rank) of the halving steps,
  * in order: farthest first, unless the communicator spans nodes, where
  * the distances whose partners always share a node come first, nearest
@@ -349,6 +323,32 @@ static int rab_dims(const pnbc_coll_args_t *a, int pof2, int rem, int *dims)
     return n;
 }
 
+/*
+ * pnbc_allreduce_rabenseifner
+ *   Accepts: any size, count (also count < p: empty blocks), datatype;
+ *            commutative ops only (usable()).
+ *   Moves:   after the fold (top of file) the p' ranks split the vector
+ *            into p' blocks.  Reduce-scatter by recursive halving: with
+ *            partner v ^ m for m = p'/2, ..., 1, a rank keeps the lower
+ *            half of its current window if bit m of v is 0, else the
+ *            upper, sends the other half, receives the partner's partial
+ *            sums for the kept half and folds them in.  Then virtual rank
+ *            v owns block v, and a recursive-doubling allgather in the
+ *            reverse order of partners rebuilds the vector in place in
+ *            the result.  Across nodes the distances m whose partners
+ *            share a node go first (rab_dims): v then owns another block,
+ *            and the halves stay on the nodes.  Every
+ *            rank sends and receives 2 (p'-1)/p' of the vector; the first
+ *            exchange lands straight in rbuf when not in place, so p=2
+ *            costs two half-vector exchanges, one half-vector reduction
+ *            and no copy.
+ *
+ *   p=4, blocks B0..B3:  m=2: 0<->2 (0 keeps B0-1, 2 keeps B2-3) 1<->3
+ *                        m=1: 0<->1 (0 keeps B0, 1 keeps B1)     2<->3
+ *        allgather:      m=1: 0<->1 (B0 / B1) 2<->3 | m=2: 0<->2 (B0-1 / B2-3) 1<->3
+ *   p=2: 0: send in[B1], recv rbuf[B0] | rbuf[B0] = in[B0] (op) rbuf[B0],
+ *           send rbuf[B0], recv rbuf[B1]
+ */
 void pnbc_allreduce_rabenseifner(pnbc_schedule_t *s, const pnbc_coll_args_t *a)
 {
     const int p = a->size, rank = a->rank;
