@@ -43,7 +43,7 @@
  * lookup costs the same with coll_pnbc_cache_entries at 128 or 10^5.
  * Few at first: a communicator's first call makes them, and most
  * communicators hold a few instances (a 2 KiB table was a new heap page
- * at many a communicator's first call, ~12 us on the EPYC VM). */
+ * at many a communicator's first call: docs/many/first-start.md). */
 #define PNBC_CACHE_MIN_BUCKETS 8u       /* power of two */
 
 /* Running instances an insert's eviction walk passes before it gives up

@@ -410,8 +410,7 @@ static inline shm_shape_t slot_shape(const shm_action_t *t, int pressure)
          * job's processes outnumber the CPUs, a sender of messages of a
          * line (a rooted call's) runs SHM_DEEP_LINE ahead: with fewer it
          * found its boxes full and gave up the CPU at every few starts
-         * (np=4 on 2 cores, 8 B bcast 1.67 against 0.36 µs; 16 KiB a
-         * slot, docs/nbc-rings.md, session 21). */
+         * (16 KiB a slot; measured in docs/nbc-rings.md). */
         const bool lockstep = t->ch.large.lockstep && !OMPI_COMM_IS_INTER(t->ch.comm);
         const int deep = lockstep ? 2
                          : (shm_box_size(bytes) <= SHM_LINE && pnbc_shm_oversubscribed())
