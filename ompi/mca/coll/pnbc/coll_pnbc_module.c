@@ -21,6 +21,7 @@
 #include "ompi/info/info.h"
 #include "ompi/mca/topo/base/base.h"
 #include "ompi/proc/proc.h"
+#include "opal/class/opal_hash_table.h"
 #include "opal/util/output.h"
 
 #include <limits.h>
@@ -144,42 +145,52 @@ static bool spans_nodes(ompi_communicator_t *comm)
 /* Each rank's node, numbered in order of first appearance, from the
  * hostnames the modex gives every process alike for the others (NULL: no
  * memory).  A process knows its own host by another name (its nodename,
- * not the launcher's): it takes a peer's on its node, or is alone there. */
+ * not the launcher's): it takes a peer's on its node, or is alone there.
+ * A hash of the names seen keeps it one lookup a rank, however many
+ * nodes. */
 static int *nodes_of(ompi_communicator_t *comm)
 {
     const int p = ompi_comm_size(comm), me = ompi_comm_rank(comm);
-    int *node = malloc(sizeof(int) * (size_t) p), *first = malloc(sizeof(int) * (size_t) p);
+    int *node = malloc(sizeof(int) * (size_t) p);
     const char **name = malloc(sizeof(char *) * (size_t) p);
-    int nnodes = 0;
+    opal_hash_table_t seen;     /* hostname -> its node */
+    int nnodes = 0, rc = OPAL_ERR_OUT_OF_RESOURCE;
 
-    if (NULL == node || NULL == first || NULL == name) {
-        free(node);
-        free(first);
-        free((void *) name);
-        return NULL;
+    OBJ_CONSTRUCT(&seen, opal_hash_table_t);
+    if (NULL != node && NULL != name) {
+        rc = opal_hash_table_init(&seen, (size_t) p);
     }
-    name[me] = NULL;
-    for (int r = 0; r < p; ++r) {
-        const ompi_proc_t *proc = ompi_comm_peer_lookup(comm, r);
-        if (r != me) {
-            name[r] = opal_get_proc_hostname(&proc->super);
-            if (NULL == name[me] && OPAL_PROC_ON_LOCAL_NODE(proc->super.proc_flags)) {
-                name[me] = name[r];
+    if (OPAL_SUCCESS == rc) {
+        name[me] = NULL;
+        for (int r = 0; r < p; ++r) {
+            const ompi_proc_t *proc = ompi_comm_peer_lookup(comm, r);
+            if (r != me) {
+                name[r] = opal_get_proc_hostname(&proc->super);
+                if (NULL == name[me] && OPAL_PROC_ON_LOCAL_NODE(proc->super.proc_flags)) {
+                    name[me] = name[r];
+                }
             }
         }
     }
-    for (int r = 0; r < p; ++r) {
-        node[r] = 0;
-        while (node[r] < nnodes && (NULL == name[r] || NULL == name[first[node[r]]] ||
-                                    0 != strcmp(name[r], name[first[node[r]]]))) {
-            node[r]++;
-        }
-        if (node[r] == nnodes) {
-            first[nnodes++] = r;
+    for (int r = 0; r < p && OPAL_SUCCESS == rc; ++r) {
+        void *known;
+        if (NULL == name[r]) {          /* no name: a node of its own */
+            node[r] = nnodes++;
+        } else if (OPAL_SUCCESS == opal_hash_table_get_value_ptr(&seen, name[r], strlen(name[r]),
+                                                                 &known)) {
+            node[r] = (int) (intptr_t) known;
+        } else {
+            node[r] = nnodes++;
+            rc = opal_hash_table_set_value_ptr(&seen, name[r], strlen(name[r]),
+                                               (void *) (intptr_t) node[r]);
         }
     }
-    free(first);
+    OBJ_DESTRUCT(&seen);
     free((void *) name);
+    if (OPAL_SUCCESS != rc) {
+        free(node);
+        return NULL;
+    }
     if (mca_common_pnbc_params.verbose >= 2) {
         char list[3 * 64 + 8] = "";
         size_t len = 0;
