@@ -20,8 +20,9 @@
 # are marked for communicators spanning nodes.  --run ARGS... runs one
 # mpirun across the hosts with ARGS after its -np and launch arguments
 # (--mca mpi_yield_when_idle 1 included; e.g. --run --mca coll
-# pnbc,basic,libnbc,tuned,self contrib/bench/first_comm 200), the component
-# path from PNBC_COMPONENT_PATH as run-bench.sh takes it.  Both hosts share the
+# pnbc,basic,libnbc,tuned,self ./first_comm 200, first_comm built from
+# first_comm.c with mpicc), the component path from PNBC_COMPONENT_PATH as
+# run-bench.sh takes it.  Both hosts share the
 # machine's cores, and TCP over the veth costs CPU time on both: compare
 # numbers only within one run.  Exit status: the script's it runs; 77 when
 # the hosts cannot be made.
