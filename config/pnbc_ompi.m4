@@ -3,20 +3,66 @@
 # Copyright (c) 2026 The pnbc developers
 # SPDX-License-Identifier: BSD-3-Clause
 #
-# Locate an installed Open MPI 4.1.x (wrapper compiler, launcher, devel
-# headers, libraries and component directory) so that pnbc can be built
-# out of tree as a coll component of that installation.
+# Locate an installed Open MPI 4.1.x or 5.0.x (wrapper compiler, launcher,
+# devel headers, libraries and component directory) so that pnbc can be
+# built out of tree as components of that installation.
 
 # _PNBC_OMPI_FAIL(message)
 # ------------------------
 # Stop configure with MESSAGE plus a hint on how to get a usable Open MPI.
 AC_DEFUN([_PNBC_OMPI_FAIL], [
     AC_MSG_ERROR([$1
-pnbc is a component of Open MPI 4.1 and needs its development files.
+pnbc is built as components of Open MPI 4.1.x or 5.0.x and needs its
+development files.
 On Debian/Ubuntu install them with:
     apt-get install libopenmpi-dev openmpi-bin
 (or run contrib/install-deps.sh), or use --with-ompi=DIR to point at the
-prefix of an Open MPI 4.1 installation (the directory containing bin/mpicc).])
+prefix of an Open MPI 4.1.x or 5.0.x installation (the directory containing
+bin/mpicc).])
+])
+
+# _PNBC_OMPI5_HEADERS
+# -------------------
+# Open MPI 5.0's internal headers include <pmix.h>, which is not in the
+# wrapper's include directories (Debian: pkg-config pmix knows where it
+# is), and Debian's 5.0 devel package lacks the headers of the threads and
+# timer components that its opal_config.h names: when they are missing,
+# pnbc's own versions (compat/ompi-5.0) come after Open MPI's directories.
+AC_DEFUN([_PNBC_OMPI5_HEADERS], [
+    AC_MSG_CHECKING([for PMIx's headers])
+    pnbc_pmix_cppflags=
+    for pnbc_d in $OMPI_INCDIRS; do
+        AS_IF([test -f "$pnbc_d/pmix.h"], [pnbc_pmix_cppflags=none])
+    done
+    AS_IF([test -z "$pnbc_pmix_cppflags"],
+          [pnbc_pmix_cppflags=`pkg-config --cflags-only-I pmix 2>/dev/null`])
+    AS_IF([test -z "$pnbc_pmix_cppflags"],
+          [for pnbc_d in $OMPI_LIBDIRS; do
+               pnbc_d=`AS_DIRNAME(["$pnbc_d"])`
+               for pnbc_p in "$pnbc_d"/pmix*/include; do
+                   AS_IF([test -z "$pnbc_pmix_cppflags" && test -f "$pnbc_p/pmix.h"],
+                         [pnbc_pmix_cppflags="-I$pnbc_p"])
+               done
+           done])
+    AS_CASE([$pnbc_pmix_cppflags],
+        [none], [AC_MSG_RESULT([with Open MPI's])],
+        [""], [AC_MSG_RESULT([not found])
+               _PNBC_OMPI_FAIL([PMIx's pmix.h, which Open MPI 5's headers include, was not found
+(Debian: libpmix-dev, which libopenmpi-dev depends on; or set CPPFLAGS).])],
+        [AC_MSG_RESULT([$pnbc_pmix_cppflags])
+         OMPI_CPPFLAGS="$OMPI_CPPFLAGS $pnbc_pmix_cppflags"])
+
+    AC_MSG_CHECKING([whether Open MPI's threads and timer component headers are installed])
+    pnbc_ompi5_missing=yes
+    for pnbc_d in $OMPI_INCDIRS; do
+        AS_IF([test -f "$pnbc_d/opal/mca/threads/pthreads/threads_pthreads_mutex.h"],
+              [pnbc_ompi5_missing=no])
+    done
+    AS_IF([test "$pnbc_ompi5_missing" = yes],
+          [pnbc_abs_srcdir=`cd "$srcdir" && pwd`
+           OMPI_CPPFLAGS="$OMPI_CPPFLAGS -I$pnbc_abs_srcdir/ompi/mca/common/pnbc/compat/ompi-5.0"
+           AC_MSG_RESULT([no: using pnbc's (compat/ompi-5.0)])],
+          [AC_MSG_RESULT([yes])])
 ])
 
 # PNBC_CHECK_OMPI
@@ -30,6 +76,7 @@ prefix of an Open MPI 4.1 installation (the directory containing bin/mpicc).])
 #   MPIRUN             Open MPI's mpirun (absolute path)
 #   OMPI_INFO          Open MPI's ompi_info (absolute path, may be empty)
 #   OMPI_VERSION       full version, e.g. 4.1.4
+#   OMPI_SERIES        4.1 or 5.0
 #   OMPI_INCDIRS       include directories (space separated)
 #   OMPI_LIBDIRS       library directories (space separated)
 #   OMPI_CPPFLAGS      -I flags for OMPI_INCDIRS
@@ -47,7 +94,7 @@ AC_DEFUN([PNBC_CHECK_OMPI], [
 
     AC_ARG_WITH([ompi],
         [AS_HELP_STRING([--with-ompi=DIR],
-            [prefix of the Open MPI 4.1 installation to build against
+            [prefix of the Open MPI 4.1.x or 5.0.x installation to build against
              (the directory containing bin/mpicc); default: search PATH])],
         [], [with_ompi=yes])
 
@@ -104,10 +151,16 @@ AC_DEFUN([PNBC_CHECK_OMPI], [
           [AC_MSG_RESULT([unknown])
            _PNBC_OMPI_FAIL([Could not determine the Open MPI version from $MPICC.])])
     AC_MSG_RESULT([$OMPI_VERSION])
+    AC_MSG_CHECKING([whether pnbc supports Open MPI $OMPI_VERSION])
     AS_CASE([$OMPI_VERSION],
-        [4.1|4.1.*], [],
-        [_PNBC_OMPI_FAIL([Open MPI $OMPI_VERSION found ($MPICC), but pnbc needs Open MPI 4.1.x:
-its component interface (coll 2.0.0, MCA 2.1) and internal headers differ between releases.])])
+        [4.1|4.1.*], [OMPI_SERIES=4.1],
+        [5.0|5.0.*], [OMPI_SERIES=5.0],
+        [OMPI_SERIES=])
+    AS_IF([test -n "$OMPI_SERIES"],
+          [AC_MSG_RESULT([yes, the $OMPI_SERIES series])],
+          [AC_MSG_RESULT([no])
+           _PNBC_OMPI_FAIL([Open MPI $OMPI_VERSION found ($MPICC), but pnbc supports the 4.1.x and 5.0.x
+series only: the component interfaces and internal headers differ between series.])])
 
     # Include and library directories.
     AC_MSG_CHECKING([Open MPI include directories])
@@ -145,6 +198,7 @@ its component interface (coll 2.0.0, MCA 2.1) and internal headers differ betwee
     # Check them with the compat include dir first, as the component is
     # built (ompi/op/op.h needs our fint_2_int.h).
     pnbc_save_CPPFLAGS=$CPPFLAGS
+    AS_IF([test "$OMPI_SERIES" = 5.0], [_PNBC_OMPI5_HEADERS])
     CPPFLAGS="-I$srcdir/ompi/mca/common/pnbc/compat $OMPI_CPPFLAGS $CPPFLAGS"
     AC_CHECK_HEADER([mpi.h], [],
         [_PNBC_OMPI_FAIL([Open MPI's mpi.h was not found in: $OMPI_INCDIRS
@@ -210,6 +264,7 @@ its component interface (coll 2.0.0, MCA 2.1) and internal headers differ betwee
     AC_MSG_RESULT([$OMPI_COMPONENT_DIR])
 
     AC_SUBST([OMPI_VERSION])
+    AC_SUBST([OMPI_SERIES])
     AC_SUBST([OMPI_INCDIRS])
     AC_SUBST([OMPI_LIBDIRS])
     AC_SUBST([OMPI_CPPFLAGS])

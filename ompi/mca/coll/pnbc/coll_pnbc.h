@@ -39,7 +39,7 @@ BEGIN_C_DECLS
 /* ------------------------------------------------------------------ */
 
 typedef struct mca_coll_pnbc_component_t {
-    mca_coll_base_component_2_0_0_t super;
+    PNBC_COLL_COMPONENT_T super;
 
     /* MCA parameters */
     int priority;
@@ -52,7 +52,7 @@ typedef struct mca_coll_pnbc_component_t {
      * storage in mca_common_pnbc_params (common_pnbc.h) */
 } mca_coll_pnbc_component_t;
 
-OMPI_MODULE_DECLSPEC extern mca_coll_pnbc_component_t mca_coll_pnbc_component;
+OMPI_DECLSPEC extern mca_coll_pnbc_component_t mca_coll_pnbc_component;
 
 /* ------------------------------------------------------------------ */
 /* Collective descriptions                                            */

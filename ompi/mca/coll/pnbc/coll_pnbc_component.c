@@ -25,7 +25,7 @@ static int pnbc_init_query(bool enable_progress_threads, bool enable_mpi_threads
 mca_coll_pnbc_component_t mca_coll_pnbc_component = {
     .super = {
         .collm_version = {
-            MCA_COLL_BASE_VERSION_2_0_0,
+            PNBC_COLL_BASE_VERSION,
             .mca_component_name = "pnbc",
             MCA_BASE_MAKE_VERSION(component, 0, 1, 0),
             .mca_open_component = pnbc_open,

@@ -198,7 +198,7 @@ static int *nodes_of(ompi_communicator_t *comm)
             len += (size_t) snprintf(list + len, sizeof(list) - len, " %d", node[r]);
         }
         opal_output(0, "coll:pnbc: cid %u rank %d: %d nodes, node of each rank:%s%s",
-                    (unsigned) comm->c_contextid, me, nnodes, list, (p > 64) ? " ..." : "");
+                    (unsigned) pnbc_comm_key(comm), me, nnodes, list, (p > 64) ? " ..." : "");
     }
     return node;
 }
@@ -212,7 +212,7 @@ mca_coll_base_module_t *mca_coll_pnbc_comm_query(struct ompi_communicator_t *com
     }
     *priority = mca_coll_pnbc_component.priority;
     module->super.coll_module_enable = pnbc_module_enable;
-    module->cid = comm->c_contextid;
+    module->cid = pnbc_comm_key(comm);
     module->has_cid = true;
     module->multinode = !OMPI_COMM_IS_INTER(comm) && spans_nodes(comm);
     module->node_of = module->multinode ? nodes_of(comm) : NULL;
@@ -248,8 +248,7 @@ static size_t request_segsize(struct ompi_info_t *info)
 {
     char value[32];
     int flag = 0;
-    if (NULL != info && MPI_INFO_NULL != info &&
-        OMPI_SUCCESS == ompi_info_get(info, "pnbc_segsize", sizeof(value) - 1, value, &flag) &&
+    if (OMPI_SUCCESS == pnbc_info_get(info, "pnbc_segsize", value, sizeof(value), &flag) &&
         flag && atol(value) > 0) {
         return (size_t) atol(value);
     }

@@ -328,8 +328,7 @@ static const pnbc_algorithm_t *by_hint(const pnbc_coll_desc_t *d,
     char value[64];
     int flag = 0;
 
-    if (NULL == info || MPI_INFO_NULL == info ||
-        OMPI_SUCCESS != ompi_info_get(info, "pnbc_algorithm", sizeof(value) - 1, value, &flag) ||
+    if (OMPI_SUCCESS != pnbc_info_get(info, "pnbc_algorithm", value, sizeof(value), &flag) ||
         !flag) {
         return NULL;
     }

@@ -30,7 +30,7 @@
 #include "ompi/communicator/communicator.h"
 #include "ompi/datatype/ompi_datatype.h"
 #include "ompi/op/op.h"
-#include "opal/threads/mutex.h"
+#include "common_pnbc_compat.h"
 
 #include <pthread.h>
 #include <string.h>

@@ -26,7 +26,6 @@
 
 #include "common_pnbc_shm.h"
 
-#include "opal/mca/pmix/pmix.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -110,10 +109,8 @@ void mca_common_pnbc_modex_send(void)
     if (!dear_rule_on()) {
         return;     /* nothing declined here: peers find nothing, read 0 */
     }
-    uint64_t floor = pnbc_shm_offer_floor();
-    int rc;
-    OPAL_MODEX_SEND_VALUE(rc, OPAL_PMIX_LOCAL, PNBC_FLOOR_KEY, &floor, OPAL_UINT64);
-    (void) rc;      /* not published: peers read 0 (a log says why) */
+    /* not published: peers read 0 */
+    (void) pnbc_modex_send_u64(PNBC_FLOOR_KEY, (uint64_t) pnbc_shm_offer_floor());
 }
 
 /* The receivers asked about so far: vpid and floor (a process has a
@@ -131,13 +128,11 @@ static pnbc_lock_t known_lock = PNBC_LOCK_INITIALIZER;
 static size_t published_floor(uint32_t vpid)
 {
     /* Without the fence's data each lookup could go its own way. */
-    if (!opal_pmix_collect_all_data) {
+    if (!pnbc_modex_all_data()) {
         return 0;
     }
-    opal_process_name_t name = { .jobid = OMPI_PROC_MY_NAME->jobid, .vpid = vpid };
-    uint64_t floor = 0, *pfloor = &floor;
-    int rc;
-    OPAL_MODEX_RECV_VALUE_OPTIONAL(rc, PNBC_FLOOR_KEY, &name, &pfloor, OPAL_UINT64);
+    uint64_t floor = 0;
+    const int rc = pnbc_modex_recv_u64(vpid, PNBC_FLOOR_KEY, &floor);
     return (OPAL_SUCCESS == rc && floor < SIZE_MAX) ? (size_t) floor : 0;
 }
 

@@ -27,7 +27,6 @@
 #include "common_pnbc_shm.h"
 
 #include "ompi/proc/proc.h"
-#include "opal/mca/pmix/pmix.h"
 #include "opal/util/output.h"
 
 #include <dirent.h>
@@ -257,8 +256,8 @@ const char *pnbc_shm_own_dir_get(void)
                 dir = NULL;
             }
         }
-        if (NULL != dir && NULL != opal_pmix.register_cleanup) {
-            (void) opal_pmix.register_cleanup(dir, true, false, false);
+        if (NULL != dir) {
+            pnbc_register_cleanup_dir(dir);
         }
         shm_own_dir = dir;
         shm_dir_tried = true;

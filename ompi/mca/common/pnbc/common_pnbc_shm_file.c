@@ -31,7 +31,7 @@ shm_region_t *pnbc_shm_region_new(const pnbc_channel_t *ch, bool owner)
     if (NULL == r) {
         return NULL;
     }
-    *r = (shm_region_t) { .refs = 1, .owner = owner, .cid = ch->comm->c_contextid,
+    *r = (shm_region_t) { .refs = 1, .owner = owner, .cid = pnbc_comm_key(ch->comm),
                           .tag = ch->tag };
     return r;
 }
@@ -216,7 +216,7 @@ static int recv_fall_back(pnbc_schedule_t *s, shm_region_t *r, const pnbc_channe
     }
     if (NULL != why && mca_common_pnbc_params.verbose >= 1) {
         opal_output(0, "coll:pnbc: shm: cid %u tag %d receives through pml (%s)",
-                    (unsigned) ch->comm->c_contextid, ch->tag, why);
+                    (unsigned) pnbc_comm_key(ch->comm), ch->tag, why);
     }
     return OMPI_SUCCESS;
 }

@@ -58,7 +58,7 @@ static mbox_job_t *job_get(int tier)
  * Caller holds pnbc_mbox_lock. */
 static mbox_comm_t *comm_get(const pnbc_channel_t *ch, int tier)
 {
-    const uint32_t cid = ch->comm->c_contextid;
+    const uint32_t cid = pnbc_comm_key(ch->comm);
     for (mbox_comm_t *mc = pnbc_mbox_comms; NULL != mc; mc = mc->next) {
         if (mc->cid == cid && mc->tier == tier && mc->live) {
             return mc;

@@ -206,8 +206,8 @@ void pnbc_shm_comm_enable(ompi_communicator_t *comm)
         }
         /* the entries of comm's first requests and of its mailbox (a
          * read: senders only read the directory) */
-        (void) __atomic_load_n(&p->dir[pool_key_hash(comm->c_contextid, PNBC_TAG_FIRST) & p->mask].seq,
-                               __ATOMIC_RELAXED);
+        const uint64_t first = pool_key_hash(pnbc_comm_key(comm), PNBC_TAG_FIRST);
+        (void) __atomic_load_n(&p->dir[first & p->mask].seq, __ATOMIC_RELAXED);
     }
     pnbc_unlock(&pnbc_shm_pool_lock);
 }

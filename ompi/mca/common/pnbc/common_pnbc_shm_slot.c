@@ -145,7 +145,7 @@ static bool send_attach(pnbc_action_t *a, shm_action_t *t)
  * we found it has another. */
 static bool slot_armed(const shm_action_t *t)
 {
-    const uint64_t key = shm_armed_key(t->ch.comm->c_contextid, t->ch.tag);
+    const uint64_t key = shm_armed_key(pnbc_comm_key(t->ch.comm), t->ch.tag);
     return __atomic_load_n(&t->slot->armed, __ATOMIC_ACQUIRE) == key &&
            __atomic_load_n(&t->hdr->gen, __ATOMIC_ACQUIRE) == t->gen;
 }

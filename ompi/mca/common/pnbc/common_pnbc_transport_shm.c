@@ -310,7 +310,7 @@ static int shm_commit(pnbc_schedule_t *s, const pnbc_channel_t *ch)
             nfold += s->actions[i].folded;
         }
         opal_output(0, "coll:pnbc: shm cid %u tag %d rank %d: %u sends, %u receives "
-                    "(%u folded into a reduction)", (unsigned) ch->comm->c_contextid, ch->tag,
+                    "(%u folded into a reduction)", (unsigned) pnbc_comm_key(ch->comm), ch->tag,
                     ompi_comm_rank(ch->comm), nsend, nrecv, nfold);
     }
     return rc;
