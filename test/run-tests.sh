@@ -37,6 +37,12 @@ PNBC_MPI_ARGS=${PNBC_MPI_ARGS:---mca btl self,vader --mca pml ob1 --bind-to none
 ALLOC_COUNTER_MATCH=${ALLOC_COUNTER_MATCH:-pnbc}
 if [ -n "${PNBC_COMPONENT_PATH:-}" ]; then
     export OMPI_MCA_mca_base_component_path="$PNBC_COMPONENT_PATH"
+    # Open MPI 5's PMIx takes that variable for its own component path too and
+    # prints "bad prefix" for every file there: give PMIx back its own.
+    pmix_libdir=$(pkg-config --variable=libdir pmix 2>/dev/null)
+    if [ -z "${PMIX_MCA_mca_base_component_path:-}" ] && [ -d "$pmix_libdir/pmix" ]; then
+        export PMIX_MCA_mca_base_component_path="$pmix_libdir/pmix"
+    fi
 fi
 # The engine library (libmca_common_pnbc) and libpnbc of a build tree are
 # found through LD_LIBRARY_PATH (installed ones through the loader's cache).

@@ -239,7 +239,7 @@ const char *pnbc_shm_own_dir_get(void)
 {
     pnbc_lock(&shm_lock);
     if (!shm_dir_tried) {
-        const opal_process_name_t *me = &ompi_proc_local()->super.proc_name;
+        const opal_process_name_t *me = OMPI_PROC_MY_NAME;
         char *dir = shm_dir_path_locked(me);
         if (NULL != dir && 0 == strcmp(shm_base, "/dev/shm") &&
             0 == opal_process_info.my_local_rank) {

@@ -184,7 +184,7 @@ void pnbc_shm_comm_enable(ompi_communicator_t *comm)
         return;
     }
     const int n = ompi_comm_size(comm), me = ompi_comm_rank(comm);
-    const uint32_t my_vpid = ompi_proc_local()->super.proc_name.vpid;
+    const uint32_t my_vpid = OMPI_PROC_MY_NAME->vpid;
     pnbc_lock(&pnbc_shm_pool_lock);
     /* every on-node process's pool mapped: nothing to look for (a
      * communicator's creation then costs no walk over its ranks) */

@@ -153,7 +153,7 @@ bool pnbc_shm_peer_local(ompi_communicator_t *comm, int rank)
     /* Peers of another job (dynamic processes) would have their files in
      * another job's namespace: leave them to pml. */
     return NULL != peer && OPAL_PROC_ON_LOCAL_NODE(peer->super.proc_flags) &&
-           peer->super.proc_name.jobid == ompi_proc_local()->super.proc_name.jobid;
+           peer->super.proc_name.jobid == OMPI_PROC_MY_NAME->jobid;
 }
 
 bool pnbc_shm_peer_ok(const pnbc_action_t *a, const pnbc_channel_t *ch)
