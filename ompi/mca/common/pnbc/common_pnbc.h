@@ -224,6 +224,10 @@ OMPI_DECLSPEC extern pnbc_engine_t mca_common_pnbc_engine;
  * last release removes the shared-memory files left and unregisters. */
 OMPI_DECLSPEC int mca_common_pnbc_init(void);
 OMPI_DECLSPEC void mca_common_pnbc_fini(void);
+/* The engine's MCA parameters (common_pnbc_*, common_pnbc_params.c):
+ * every client registers them with its own and deregisters at close. */
+OMPI_DECLSPEC int mca_common_pnbc_register(void);
+OMPI_DECLSPEC void mca_common_pnbc_deregister(void);
 /* Register the progress callback if it is not yet (every request's setup
  * calls this). */
 OMPI_DECLSPEC int mca_common_pnbc_progress_needed(void);

@@ -16,11 +16,7 @@
 
 #include <limits.h>
 
-/* Defaults; the coll component registers these as coll_pnbc_* MCA
- * variables (their storage is here, so a client that runs without the
- * coll component -- partitioned communication with --mca coll ^pnbc --
- * still sees values set with --mca or OMPI_MCA_ once the component has
- * been opened, and these defaults otherwise). */
+/* Defaults of the engine's MCA parameters (common_pnbc_params.c). */
 pnbc_engine_params_t mca_common_pnbc_params = {
     .verbose = 0,
     .shm = 1,

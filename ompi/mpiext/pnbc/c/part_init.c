@@ -33,6 +33,7 @@ static int release_at_finalize(MPI_Comm comm, int keyval, void *value, void *ext
     pnbc_lock(&take_lock);
     if (taken) {
         mca_common_pnbc_fini();
+        mca_common_pnbc_deregister();
         taken = false;
     }
     pnbc_unlock(&take_lock);
@@ -45,6 +46,7 @@ int pnbc_part_engine_take(void)
     pnbc_lock(&take_lock);
     if (!taken) {
         int keyval;
+        (void) mca_common_pnbc_register();
         rc = mca_common_pnbc_init();
         if (OMPI_SUCCESS == rc &&
             MPI_SUCCESS == MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, release_at_finalize,
@@ -54,9 +56,12 @@ int pnbc_part_engine_take(void)
              * it (MPI-4.1 sec. 7.7.2); freed here, it is not leaked */
             MPI_Comm_free_keyval(&keyval);
             taken = true;
-        } else if (OMPI_SUCCESS == rc) {
-            mca_common_pnbc_fini();
-            rc = OMPI_ERROR;
+        } else {
+            if (OMPI_SUCCESS == rc) {
+                mca_common_pnbc_fini();
+                rc = OMPI_ERROR;
+            }
+            mca_common_pnbc_deregister();
         }
     }
     pnbc_unlock(&take_lock);
