@@ -13,7 +13,11 @@
  * then each rank its minor page faults per start.
  */
 #include <mpi.h>
+#if defined(OMPI_MAJOR_VERSION) && OMPI_MAJOR_VERSION >= 5
+#define MPIX_Allreduce_init MPI_Allreduce_init  /* 5.0: the standard name */
+#else
 #include <mpi-ext.h>
+#endif
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -27,10 +27,13 @@
  *   N,bytes,np,init_s,first_s,rounds_s,free_s,maxrss_kb,idle_test_s,ok
  * idle_test_s: one MPI_Test of the late round (np=1: 0).
  * maxrss_kb: the largest ru_maxrss of the ranks (after the free).
- * Builds with Open MPI (<mpi-ext.h> MPIX_Allreduce_init) and with MPICH
- * (-DMANY_BENCH_MPI4: MPI_Allreduce_init).
+ * Builds with Open MPI 4.1 (<mpi-ext.h> MPIX_Allreduce_init), Open MPI 5.0
+ * and MPICH (-DMANY_BENCH_MPI4 or OMPI_MAJOR_VERSION >= 5: MPI_Allreduce_init).
  */
 #include <mpi.h>
+#if defined(OMPI_MAJOR_VERSION) && OMPI_MAJOR_VERSION >= 5 && !defined(MANY_BENCH_MPI4)
+#define MANY_BENCH_MPI4 1
+#endif
 #ifndef MANY_BENCH_MPI4
 #include <mpi-ext.h>
 #define ALLREDUCE_INIT MPIX_Allreduce_init

@@ -5,7 +5,8 @@
  * pcoll_bench: latency, init cost and overlap of persistent and nonblocking
  * collectives, with blocking collectives as a baseline.
  *
- * Builds with Open MPI 4.1 (MPIX_*_init from <mpi-ext.h>, pcollreq extension)
+ * Builds with Open MPI 4.1 (MPIX_*_init from <mpi-ext.h>, pcollreq
+ * extension), with Open MPI 5.0 (MPI_*_init, though its MPI_VERSION is 3)
  * and with any MPI-4 library such as MPICH 4 (MPI_*_init).
  *
  * For every selected collective and size it measures, on a duplicate of
@@ -64,7 +65,7 @@
 
 #include "bench_util.h"
 
-#if MPI_VERSION >= 4
+#if MPI_VERSION >= 4 || (defined(OMPI_MAJOR_VERSION) && OMPI_MAJOR_VERSION >= 5)
 #define PX_INIT(P) MPI_##P##_init
 #elif defined(OMPI_HAVE_MPI_EXT_PCOLLREQ)
 #define PX_INIT(P) MPIX_##P##_init
