@@ -55,6 +55,13 @@ pnbc_setup_component_path() {
         fi
         export OMPI_MCA_mca_base_component_path="$cp"
         pnbc_log "component path: $OMPI_MCA_mca_base_component_path"
+        # Open MPI 5's PMIx reads that variable too ("bad prefix" for every
+        # file there): give it back its own component directory.
+        local pmix_libdir
+        pmix_libdir=$(pkg-config --variable=libdir pmix 2>/dev/null)
+        if [ -z "${PMIX_MCA_mca_base_component_path:-}" ] && [ -d "$pmix_libdir/pmix" ]; then
+            export PMIX_MCA_mca_base_component_path="$pmix_libdir/pmix"
+        fi
         # A component of a build tree (ompi/mca/coll/pnbc/.libs) needs that
         # tree's engine library, and programs its libpnbc.
         local d top
