@@ -17,6 +17,10 @@
  *   PNBC_COLL_COMPONENT_T,
  *   PNBC_COLL_BASE_VERSION       the coll framework's component type and
  *                                version macro
+ *   PNBC_REQUEST_PART            the request type of a partitioned request:
+ *                                5.0's MPI_Pready/MPI_Parrived want
+ *                                OMPI_REQUEST_PART; 4.1 has none, and pnbc's
+ *                                own entry points take a PML request
  *
  * The functions that need PMIx's headers live in common_pnbc_compat.c,
  * so that no other file includes them.
@@ -42,15 +46,18 @@
 
 #include "ompi/communicator/communicator.h"
 #include "ompi/info/info.h"
+#include "ompi/request/request.h"
 
 BEGIN_C_DECLS
 
 #if PNBC_OMPI_5
 #define PNBC_COLL_COMPONENT_T  mca_coll_base_component_2_4_0_t
 #define PNBC_COLL_BASE_VERSION MCA_COLL_BASE_VERSION_2_4_0
+#define PNBC_REQUEST_PART      OMPI_REQUEST_PART
 #else
 #define PNBC_COLL_COMPONENT_T  mca_coll_base_component_2_0_0_t
 #define PNBC_COLL_BASE_VERSION MCA_COLL_BASE_VERSION_2_0_0
+#define PNBC_REQUEST_PART      OMPI_REQUEST_PML
 #endif
 
 /* A communicator's key in pnbc's shared-memory names (pool directory,

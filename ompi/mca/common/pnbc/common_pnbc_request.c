@@ -243,12 +243,16 @@ void pnbc_request_setup(pnbc_request_t *req, pnbc_req_kind_t kind,
     (void) mca_common_pnbc_progress_needed();
     const bool persistent = (PNBC_REQ_NBC != kind);
     OMPI_REQUEST_INIT(&req->super, persistent);
-    /* Point-to-point kinds are PML requests to Open MPI: their errors go
-     * to their communicator's error handler (a COLL request's go to
+    /* Channels are PML requests to Open MPI: their errors go to their
+     * communicator's error handler (a COLL request's go to
      * MPI_COMM_WORLD's, ompi_errhandler_request_invoke), as ob1's own
-     * persistent requests' do.  MPI_Start/Startall treat both alike. */
+     * persistent requests' do; partitioned ones are PART requests where
+     * Open MPI has that type (5.0), else PML.  MPI_Start/Startall treat
+     * them all alike. */
     req->super.req_type =
-        (PNBC_REQ_COLL == kind || PNBC_REQ_NBC == kind) ? OMPI_REQUEST_COLL : OMPI_REQUEST_PML;
+        (PNBC_REQ_COLL == kind || PNBC_REQ_NBC == kind)     ? OMPI_REQUEST_COLL
+        : (PNBC_REQ_PSEND == kind || PNBC_REQ_PRECV == kind) ? PNBC_REQUEST_PART
+                                                             : OMPI_REQUEST_PML;
     req->kind = kind;
     req->ops = ops;
     req->super.req_mpi_object.comm = comm;
