@@ -115,7 +115,7 @@ run_case() {
         echo "PASS $name (${dur}s)"
         npass=$((npass + 1))
     elif [ $rc -eq 77 ]; then
-        echo "SKIP $name (${dur}s): $(grep -m1 'SKIP' "$log" | sed 's/^SKIP *//')"
+        echo "SKIP $name (${dur}s): $(grep -m1 '^SKIP' "$log" | sed 's/^SKIP *//')"
         nskip=$((nskip + 1))
     else
         local why="exit status $rc"
