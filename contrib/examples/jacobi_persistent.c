@@ -67,7 +67,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#if MPI_VERSION >= 4
+#if MPI_VERSION >= 4 || (defined(OMPI_MAJOR_VERSION) && OMPI_MAJOR_VERSION >= 5)
+/* MPI-4 libraries; Open MPI 5 has the MPI-4 names though its MPI_VERSION is 3 */
 #define PX_Allreduce_init MPI_Allreduce_init
 #define PX_Bcast_init MPI_Bcast_init
 #elif defined(OMPI_HAVE_MPI_EXT_PCOLLREQ)

@@ -21,7 +21,12 @@
  */
 
 #include <mpi.h>
+#if defined(OMPI_MAJOR_VERSION) && OMPI_MAJOR_VERSION >= 5
+#define PX_INIT(P) MPI_##P##_init   /* Open MPI 5: the MPI-4 names */
+#else
 #include <mpi-ext.h>
+#define PX_INIT(P) MPIX_##P##_init  /* Open MPI 4.1: its pcollreq extension */
+#endif
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -74,22 +79,22 @@ static int make_request(tcoll_t c, size_t bytes, void *sbuf, void *rbuf, MPI_Inf
     const int n = (int) (bytes / sizeof(double));
     switch (c) {
     case T_BCAST:
-        return MPIX_Bcast_init(rbuf, n, MPI_DOUBLE, 0, MPI_COMM_WORLD, info, req);
+        return PX_INIT(Bcast)(rbuf, n, MPI_DOUBLE, 0, MPI_COMM_WORLD, info, req);
     case T_REDUCE:
-        return MPIX_Reduce_init(sbuf, rbuf, n, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD, info, req);
+        return PX_INIT(Reduce)(sbuf, rbuf, n, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD, info, req);
     case T_ALLREDUCE:
-        return MPIX_Allreduce_init(sbuf, rbuf, n, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD, info, req);
+        return PX_INIT(Allreduce)(sbuf, rbuf, n, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD, info, req);
     case T_ALLGATHER:
-        return MPIX_Allgather_init(sbuf, n, MPI_DOUBLE, rbuf, n, MPI_DOUBLE, MPI_COMM_WORLD,
+        return PX_INIT(Allgather)(sbuf, n, MPI_DOUBLE, rbuf, n, MPI_DOUBLE, MPI_COMM_WORLD,
                                    info, req);
     case T_GATHER:
-        return MPIX_Gather_init(sbuf, n, MPI_DOUBLE, rbuf, n, MPI_DOUBLE, 0, MPI_COMM_WORLD,
+        return PX_INIT(Gather)(sbuf, n, MPI_DOUBLE, rbuf, n, MPI_DOUBLE, 0, MPI_COMM_WORLD,
                                 info, req);
     case T_SCATTER:
-        return MPIX_Scatter_init(sbuf, n, MPI_DOUBLE, rbuf, n, MPI_DOUBLE, 0, MPI_COMM_WORLD,
+        return PX_INIT(Scatter)(sbuf, n, MPI_DOUBLE, rbuf, n, MPI_DOUBLE, 0, MPI_COMM_WORLD,
                                  info, req);
     default:
-        return MPIX_Alltoall_init(sbuf, n, MPI_DOUBLE, rbuf, n, MPI_DOUBLE, MPI_COMM_WORLD,
+        return PX_INIT(Alltoall)(sbuf, n, MPI_DOUBLE, rbuf, n, MPI_DOUBLE, MPI_COMM_WORLD,
                                   info, req);
     }
 }
