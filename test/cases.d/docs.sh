@@ -5,9 +5,10 @@
 #
 # cases.d/docs.sh: the documentation is current and installed.
 #   docs-parameters   contrib/gen-parameters.sh, run against the build tree's
-#                     components, writes exactly docs/parameters.md (a help
-#                     string changed without regenerating the page fails;
-#                     SKIP when the page was made on another Open MPI series)
+#                     components, writes exactly docs/parameters.md and the
+#                     MCA PARAMETERS section of man/man7/pnbc.7 (a help
+#                     string changed without regenerating them fails; SKIP
+#                     when they were made on another Open MPI series)
 #   docs-man          after "make install": man -w finds, under
 #                     PNBC_PREFIX/share/man, a page for every MPIX_ function
 #                     that ompi/mpiext/pnbc/c/mpiext_pnbc_c.h declares, for
@@ -52,13 +53,19 @@ parameters)
         echo "SKIP docs/parameters.md lists Open MPI $made_on's parameters, this is $here_on"
         exit 77
     fi
-    bash "$top/contrib/gen-parameters.sh" -o "$tmp/parameters.md" "$build" || {
+    bash "$top/contrib/gen-parameters.sh" -o "$tmp/parameters.md" \
+        -m "$top/man/man7/pnbc.7" -M "$tmp/pnbc.7" "$build" || {
         echo "FAIL docs-parameters: contrib/gen-parameters.sh failed"; exit 1; }
     n=$(grep -c '^| `' "$tmp/parameters.md")
     [ "$n" -ge 20 ] || { echo "FAIL docs-parameters: only $n parameters listed"; exit 1; }
-    if ! diff -u "$page" "$tmp/parameters.md"; then
-        echo "FAIL docs-parameters: docs/parameters.md is stale:" \
-            "bash contrib/gen-parameters.sh -o docs/parameters.md"
+    stale=0
+    diff -u "$page" "$tmp/parameters.md" || stale=1
+    diff -u "$top/man/man7/pnbc.7" "$tmp/pnbc.7" || stale=1
+    nm=$(grep -c '^\.TP' "$tmp/pnbc.7")
+    [ "$nm" -ge "$n" ] || { echo "FAIL docs-parameters: pnbc.7 lists $nm entries, the page $n"; exit 1; }
+    if [ $stale -ne 0 ]; then
+        echo "FAIL docs-parameters: docs/parameters.md or man/man7/pnbc.7 is stale:" \
+            "bash contrib/gen-parameters.sh -o docs/parameters.md -m man/man7/pnbc.7"
         exit 1
     fi
     echo "PASS docs-parameters ($n parameters, Open MPI $here_on)"
