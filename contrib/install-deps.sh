@@ -16,6 +16,7 @@ packages=(
     libmpich-dev mpich
     gnuplot-nox
     iproute2 util-linux
+    man-db
 )
 
 if ! command -v dpkg >/dev/null 2>&1 || ! command -v apt-get >/dev/null 2>&1; then
