@@ -445,7 +445,7 @@ static inline bool is_shm(const pnbc_action_t *a, pnbc_action_kind_t kind)
  * line was last read by the receiver, a lap ago; a store to it waits for
  * the receiver's copy to be invalidated, and the next call's stores
  * queue behind it: np=2 loops of 8 B nonblocking gathers and reduces
- * spent about half of every call so (docs/nbc-rings.md, session 21).
+ * spent about half of every call so (docs/nbc-rings.md, "The sender's next line").
  * A hint: nothing depends on it. */
 static inline void shm_prefetch_write(const void *p)
 {

@@ -304,7 +304,7 @@ static void recv_progress(shm_action_t *t)
              * (the line coming from the sender's core) is not where that
              * start waits.  Not for larger boxes: their sender may be
              * writing the next one, and taking the header's line from it
-             * slowed 4 KiB calls (docs/nbc-rings.md, session 21). */
+             * slowed 4 KiB calls (docs/nbc-rings.md, "The sender's next line"). */
             if (t->box_size <= SHM_LINE) {
                 __builtin_prefetch((const void *) box_of(t, q + 1), 0, 3);
             }
