@@ -20,6 +20,12 @@
  * request; the engine's progress callback drives it, so the module has
  * no progress function of its own.
  *
+ * Open MPI 5.0's framework selects among the components named in its list
+ * mca_part_base_part only, which its open function fills with "persist"
+ * alone once the components are open: our open adds our name, so that the
+ * framework's choice by priority sees us (--mca part persist still keeps
+ * us from being opened at all).
+ *
  * The engine is taken when the framework initialises the component
  * (partm_init, in MPI_Init after the processes are known) and released
  * at partm_finalize (also right after selection when another component
@@ -30,11 +36,16 @@
 
 #include "part_pnbc.h"
 
+#include "ompi/mca/part/base/base.h"
 #include "ompi/mca/part/part.h"
 #include "opal/mca/base/mca_base_var.h"
 #include "opal/util/output.h"
 
+#include <stdlib.h>
+#include <string.h>
+
 static int component_register(void);
+static int component_open(void);
 static int component_close(void);
 static mca_part_base_module_t *component_init(int *priority, bool progress_threads,
                                               bool mpi_threads);
@@ -47,6 +58,7 @@ mca_part_base_component_4_0_0_t mca_part_pnbc_component = {
         MCA_PART_BASE_VERSION_2_0_0,
         .mca_component_name = "pnbc",
         MCA_BASE_MAKE_VERSION(component, 0, 1, 0),
+        .mca_open_component = component_open,
         .mca_close_component = component_close,
         .mca_register_component_params = component_register,
     },
@@ -147,6 +159,15 @@ static int component_register(void)
                                            MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_9,
                                            MCA_BASE_VAR_SCOPE_READONLY, &priority);
     return mca_common_pnbc_register();
+}
+
+static int component_open(void)
+{
+    char *name = strdup(mca_part_pnbc_component.partm_version.mca_component_name);
+    if (NULL != name && opal_pointer_array_add(&mca_part_base_part, name) < 0) {
+        free(name);
+    }
+    return OMPI_SUCCESS;
 }
 
 static int component_close(void)
