@@ -15,7 +15,10 @@
  *           MPIX_Parrived; Open MPI 5's own MPI_Parrived refuses a null
  *           request before any component sees it, so that check is not
  *           made there).  Between these, an active epoch whose receiver
- *           polls MPI_Parrived, every byte checked.
+ *           polls MPI_Parrived, every byte checked; and MPI_Request_free /
+ *           MPI_Cancel of an active request: MPI_ERR_REQUEST, whose text
+ *           (MPI_Error_string) says the request is active, the request
+ *           completing normally afterwards.
  * zero      partitions is "a non-negative integer" (sec. 5.2.1): 0 is
  *           legal, with any count: pairs (send partitions x count ->
  *           receive partitions x count) 0x4 -> 0x4, 0x0 -> 2x0, 0x4 ->
@@ -50,6 +53,20 @@ static void expect_arrived(MPI_Request req, int partition, const char *what, int
     const int rc = MPI_Parrived(req, partition, &flag);
     if (pt_expect_class(rc, MPI_SUCCESS, what, it) && !flag) {
         case_fail(it, "%s: flag false, the standard says true", what);
+    }
+}
+
+/* rc: class MPI_ERR_REQUEST, and a text that names the active state. */
+static void expect_active_refused(int rc, const char *what)
+{
+    char text[MPI_MAX_ERROR_STRING];
+    int len = 0;
+    if (!pt_expect_class(rc, MPI_ERR_REQUEST, what, -1)) return;
+    MPI_Error_string(rc, text, &len);
+    n_checks++;
+    if (NULL == strstr(text, "active")) {
+        case_fail(-1, "%s: the error's text \"%s\" does not say the request is active", what,
+                  text);
     }
 }
 
@@ -136,6 +153,22 @@ static void case_inactive(void)
     MPI_Wait(&sreq, MPI_STATUS_IGNORE);
     if (!done) case_fail(3, "receive never completed");
     expect_arrived(rreq, 2, "Parrived(2) after MPI_Test", 3);
+    /* freeing or cancelling an active request: MPI_ERR_REQUEST, and the
+     * error's text says the request is active; the requests go on */
+    MPI_Start(&rreq);
+    MPI_Start(&sreq);
+    expect_active_refused(MPI_Request_free(&sreq), "MPI_Request_free(active send)");
+    expect_active_refused(MPI_Cancel(&rreq), "MPI_Cancel(active receive)");
+    for (int i = 0; i < 64; ++i) sbuf[i] = 3 * i;
+    pt_expect_class(MPI_Pready_range(0, 3, sreq), MPI_SUCCESS, "Pready_range after", 4);
+    pt_expect_class(MPI_Wait(&sreq, MPI_STATUS_IGNORE), MPI_SUCCESS, "Wait(send) after", 4);
+    pt_expect_class(MPI_Wait(&rreq, MPI_STATUS_IGNORE), MPI_SUCCESS, "Wait(recv) after", 4);
+    for (int i = 0; i < 64; ++i) {
+        if (rbuf[i] != 3 * i) {
+            case_fail(4, "after the refused free: int %d is %d, expected %d", i, rbuf[i], 3 * i);
+            break;
+        }
+    }
     pt_expect_class(MPI_Request_free(&sreq), MPI_SUCCESS, "free(send)", -1);
     pt_expect_class(MPI_Request_free(&rreq), MPI_SUCCESS, "free(recv)", -1);
     if (NULL_REACHES_PNBC) {
