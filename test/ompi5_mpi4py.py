@@ -133,12 +133,14 @@ def check_partitioned():
 
 
 def main():
-    for count in (1, 1000, 100000):
+    counts = (1, 1000, 100000)
+    for count in counts:
         check_allreduce(count, MPI.SUM)
         check_allreduce(count, MPI.MAX)
     check_partitioned()
     total = comm.allreduce(errors, op=MPI.SUM)
     if rank == 0:
+        print(f"inits per rank: allreduce={2 * len(counts)}", flush=True)
         if total == 0:
             print(f"PASS ompi5_mpi4py (np {size})", flush=True)
         else:

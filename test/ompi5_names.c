@@ -45,6 +45,12 @@
 static int rank, size;
 static long nerr;
 
+/* requests made per collective on each rank, printed for the cases */
+enum { I_ALLREDUCE, I_BCAST, I_ALLGATHER, I_ALLTOALL, I_REDUCE, I_BARRIER, I_N };
+static const char *const init_names[I_N] = { "allreduce", "bcast", "allgather",
+                                             "alltoall", "reduce", "barrier" };
+static int ninit[I_N];
+
 static void fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void fail(const char *fmt, ...)
 {
@@ -100,6 +106,7 @@ static void coll_allreduce(int count, MPI_Op op, const char *opname)
     int *sb = calloc(count, sizeof(int)), *rb = calloc(count, sizeof(int));
     MPI_Request req;
     CALL(MPI_Allreduce_init(sb, rb, count, MPI_INT, op, MPI_COMM_WORLD, MPI_INFO_NULL, &req));
+    ninit[I_ALLREDUCE]++;
     for (int s = 0; s < NSTARTS; s++) {
         for (int i = 0; i < count; i++) {
             sb[i] = cval(s, rank, i);
@@ -129,6 +136,7 @@ static void coll_bcast(int count, int root)
     int *b = malloc(count * sizeof(int));
     MPI_Request req;
     CALL(MPI_Bcast_init(b, count, MPI_INT, root, MPI_COMM_WORLD, MPI_INFO_NULL, &req));
+    ninit[I_BCAST]++;
     for (int s = 0; s < NSTARTS; s++) {
         for (int i = 0; i < count; i++) {
             b[i] = rank == root ? cval(s, root, i) : POISON;
@@ -152,6 +160,7 @@ static void coll_allgather(int count)
     MPI_Request req;
     CALL(MPI_Allgather_init(sb, count, MPI_INT, rb, count, MPI_INT, MPI_COMM_WORLD, MPI_INFO_NULL,
                             &req));
+    ninit[I_ALLGATHER]++;
     for (int s = 0; s < NSTARTS; s++) {
         for (int i = 0; i < count; i++) {
             sb[i] = cval(s, rank, i);
@@ -182,6 +191,7 @@ static void coll_alltoall(int count)
     MPI_Request req;
     CALL(MPI_Alltoall_init(sb, count, MPI_INT, rb, count, MPI_INT, MPI_COMM_WORLD, MPI_INFO_NULL,
                            &req));
+    ninit[I_ALLTOALL]++;
     for (int s = 0; s < NSTARTS; s++) {
         for (long i = 0; i < n; i++) {
             sb[i] = cval(s, rank, i); /* block d goes to rank d */
@@ -210,6 +220,7 @@ static void coll_reduce(int count, int root)
     MPI_Request req;
     CALL(MPI_Reduce_init(sb, rb, count, MPI_INT, MPI_SUM, root, MPI_COMM_WORLD, MPI_INFO_NULL,
                          &req));
+    ninit[I_REDUCE]++;
     for (int s = 0; s < NSTARTS; s++) {
         for (int i = 0; i < count; i++) {
             sb[i] = cval(s, rank, i);
@@ -251,6 +262,7 @@ static void coll_barrier(void)
     MPI_Comm_size(node, &nsize);
     MPI_Request req;
     CALL(MPI_Barrier_init(MPI_COMM_WORLD, MPI_INFO_NULL, &req));
+    ninit[I_BARRIER]++;
     if (nsize != size) { /* ranks on several hosts: only start and wait */
         for (int s = 0; s < NSTARTS; s++) {
             CALL(MPI_Start(&req));
@@ -512,6 +524,13 @@ int main(int argc, char **argv)
     alarm(0);
     long total = 0;
     MPI_Allreduce(&nerr, &total, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
+    if (rank == 0 && do_coll) {
+        printf("inits per rank:");
+        for (int k = 0; k < I_N; k++) {
+            printf(" %s=%d", init_names[k], ninit[k]);
+        }
+        printf("\n");
+    }
     if (rank == 0) {
         if (total == 0) {
             printf("PASS ompi5_names %s (np %d)\n", what, size);
