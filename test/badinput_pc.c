@@ -6,7 +6,7 @@
  * channels called with invalid arguments (MPI_COMM_WORLD, MPI_ERRORS_RETURN).
  *
  * MPI_Psend_init / MPI_Precv_init (peer: this rank itself, so that every
- * check stays local): comm MPI_COMM_NULL [COMM]; partitions 0, -1 [ARG];
+ * check stays local): comm MPI_COMM_NULL [COMM]; partitions -1 [ARG] (0 is legal: part_conform.c);
  * count -1, partitions * count beyond MPI_Count [COUNT]; datatype MPI_DATATYPE_NULL, uncommitted [TYPE]; peer
  * -5, size, MPI_ANY_SOURCE [RANK]; tag -1, MPI_ANY_TAG, MPI_TAG_UB + 1
  * [TAG]; request NULL [ARG].
@@ -121,7 +121,6 @@ static void part_init_misuse(void)
         int nullcomm, nullreq;
     } t[] = {
         { "comm=MPI_COMM_NULL", NPART, PCOUNT, bi_wrank, 5, MPI_ERR_COMM, MPI_INT, 1, 0 },
-        { "partitions=0", 0, PCOUNT, bi_wrank, 5, MPI_ERR_ARG, MPI_INT, 0, 0 },
         { "partitions=-1", -1, PCOUNT, bi_wrank, 5, MPI_ERR_ARG, MPI_INT, 0, 0 },
         { "count=-1", NPART, -1, bi_wrank, 5, MPI_ERR_COUNT, MPI_INT, 0, 0 },
         { "partitions * count beyond MPI_Count", NPART, (MPI_Count)1 << 62, bi_wrank, 5, MPI_ERR_COUNT, MPI_INT,

@@ -154,7 +154,7 @@ static int leak_round(int it)
     if (rc != MPI_SUCCESS) return 1;
     /* bad inits (the classes are part_misuse's business: only "fails") */
     MPI_Request x = MPI_REQUEST_NULL;
-    bad += MPI_Psend_init(sb, 0, 4, MPI_INT, dst, 71, comm, MPI_INFO_NULL, &x) == MPI_SUCCESS;
+    bad += MPI_Psend_init(sb, -1, 4, MPI_INT, dst, 71, comm, MPI_INFO_NULL, &x) == MPI_SUCCESS;
     bad += MPI_Precv_init(rb, 2, -1, MPI_INT, src, 71, comm, MPI_INFO_NULL, &x) == MPI_SUCCESS;
     bad += MPI_Precv_init(rb, 2, 4, MPI_INT, MPI_ANY_SOURCE, 71, comm, MPI_INFO_NULL, &x) == MPI_SUCCESS;
     bad += MPI_Pready(0, rq[0]) == MPI_SUCCESS;                 /* inactive */

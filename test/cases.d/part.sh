@@ -19,6 +19,9 @@
 #   part-long-np2          part_mixed long: 100000 start/Pready/wait cycles
 #   part-threads-np1..3    part_threads: Pready from 4 threads (SKIP without
 #                          MPI_THREAD_MULTIPLE)
+#   part-conform-np1..3    part_conform: MPI_Parrived on inactive and null
+#                          requests (flag true), zero partitions on either
+#                          side, each byte checked
 #   part-alloc-np2         part_alloc with the alloc_counter preload library:
 #                          no heap call from "pnbc" objects per cycle after
 #                          warm-up; none kept over init/misuse/free rounds
@@ -35,6 +38,8 @@ done
 # shellcheck disable=SC2046
 run_case part-long-np2 "$MPIRUN" $(mpiargs 2) "$(bin part_mixed)" long "${PART_LONG_CYCLES:-100000}"
 for part_np in 1 2 3; do
+    # shellcheck disable=SC2046
+    run_case "part-conform-np$part_np" "$MPIRUN" $(mpiargs $part_np) "$(bin part_conform)"
     # shellcheck disable=SC2046
     run_case "part-threads-np$part_np" "$MPIRUN" $(mpiargs $part_np) "$(bin part_threads)"
 done

@@ -161,6 +161,31 @@ static int request_free_nbc(ompi_request_t **request)
     return OMPI_SUCCESS;
 }
 
+/* MPI_ERR_REQUEST as a code of its own whose text says why (added once
+ * with MPI_Add_error_code): what an error handler prints, and
+ * MPI_Error_string, then names the request's state; the class stays
+ * MPI_ERR_REQUEST (MPI_ERR_REQUEST itself if no code could be added). */
+static int active_request_error(void)
+{
+    static pnbc_lock_t lock = PNBC_LOCK_INITIALIZER;
+    static int code = MPI_ERR_REQUEST;
+    static bool tried;
+    pnbc_lock(&lock);
+    if (!tried) {
+        int c;
+        tried = true;
+        if (MPI_SUCCESS == MPI_Add_error_code(MPI_ERR_REQUEST, &c) &&
+            MPI_SUCCESS == MPI_Add_error_string(c, "MPI_ERR_REQUEST: the request is active "
+                                                   "(started and not yet completed by a "
+                                                   "completion call): it cannot be freed or "
+                                                   "cancelled")) {
+            code = c;
+        }
+    }
+    pnbc_unlock(&lock);
+    return code;
+}
+
 static int request_free(ompi_request_t **request)
 {
     pnbc_request_t *req = (pnbc_request_t *) *request;
@@ -173,7 +198,7 @@ static int request_free(ompi_request_t **request)
      * erroneous (MPI-4.1 sec. 6.12, 4.2): report it and leave the request
      * usable. */
     if (OMPI_REQUEST_ACTIVE == req->super.req_state) {
-        return MPI_ERR_REQUEST;
+        return active_request_error();
     }
     if (NULL != req->ops && NULL != req->ops->free) {
         req->ops->free(req);
@@ -186,11 +211,11 @@ static int request_free(ompi_request_t **request)
 
 static int request_cancel(ompi_request_t *request, int complete)
 {
-    (void) request;
     (void) complete;
     /* Collectives cannot be cancelled; MPI-4.1 sec. 4.2 does not allow
      * cancelling an active partitioned request either. */
-    return MPI_ERR_REQUEST;
+    return (OMPI_REQUEST_ACTIVE == request->req_state) ? active_request_error()
+                                                        : MPI_ERR_REQUEST;
 }
 
 /* ------------------------------------------------------------------ */

@@ -20,8 +20,8 @@
  * (MPI's non-overtaking rule), so the k-th handshake with tag t from a
  * peer belongs to the k-th local request with (peer, t): matching in init
  * order, as the standard requires, without any agreement at init
- * (part_match.c).  With both sides known, each side computes the same
- * units (part_layout.c) and builds and commits its schedule -- during
+ * (part_pnbc_match.c).  With both sides known, each side computes the
+ * same units (part_pnbc_layout.c) and builds and commits its schedule -- during
  * progress, once per request lifetime; every later start only runs it.
  *
  * Units are unions of whole receive partitions whose ends are element
@@ -38,6 +38,8 @@
 
 #include "common_pnbc.h"
 #include "common_pnbc_request.h"
+
+#include "ompi/info/info.h"
 
 BEGIN_C_DECLS
 
@@ -71,7 +73,7 @@ typedef struct pnbc_part_request_t {
     size_t total;       /* packed bytes of the whole buffer */
     int rid;            /* receive: own id; send: the receiver's */
 
-    /* Handshake and matching (part_match.c) */
+    /* Handshake and matching (part_pnbc_match.c) */
     pnbc_part_hs_t hs_out;
     ompi_request_t *hs_req;
     struct pnbc_part_ctx_t *ctx;
@@ -79,7 +81,7 @@ typedef struct pnbc_part_request_t {
     bool matched;
     pnbc_part_hs_t peer_hs;
 
-    /* The plan (part_layout.c), made when matched */
+    /* The plan (part_pnbc_layout.c), made when matched */
     bool built;
     uint32_t nunits;
     size_t *bounds;     /* nunits + 1 byte offsets in the shared stream;
@@ -95,7 +97,7 @@ typedef struct pnbc_part_request_t {
 
 OBJ_CLASS_DECLARATION(pnbc_part_request_t);
 
-/* part_request.c */
+/* part_pnbc_request.c */
 int pnbc_part_request_create(bool is_send, void *buf, int partitions, size_t count,
                              ompi_datatype_t *dtype, int peer, int tag,
                              ompi_communicator_t *comm, pnbc_part_request_t **out);
@@ -104,14 +106,14 @@ int pnbc_part_request_create(bool is_send, void *buf, int partitions, size_t cou
  * Returns true when the run is already complete. */
 bool pnbc_part_begin_run(pnbc_part_request_t *req);
 
-/* part_match.c (engine lock held) */
+/* part_pnbc_match.c (engine lock held) */
 int pnbc_part_match_add(pnbc_part_request_t *req);
 void pnbc_part_match_poll(struct pnbc_part_ctx_t *ctx);
 void pnbc_part_match_forget(pnbc_part_request_t *req);
 int pnbc_part_rid_alloc(void);
 void pnbc_part_rid_release(int rid);
 
-/* part_layout.c (engine lock held) */
+/* part_pnbc_layout.c (engine lock held) */
 int pnbc_part_build(pnbc_part_request_t *req);
 /* The unit holding receive partition j / the units covering send
  * partition i: [*first, *last]. */
@@ -119,8 +121,31 @@ uint32_t pnbc_part_unit_of_recv(const pnbc_part_request_t *req, int j);
 bool pnbc_part_units_of_send(const pnbc_part_request_t *req, int i, uint32_t *first,
                              uint32_t *last);
 
-/* part_init.c: the engine is taken at the first partitioned init and
- * released at MPI_Finalize. */
+/* ------------------------------------------------------------------ */
+/* The entry points, shaped like Open MPI 5's part module              */
+/* ------------------------------------------------------------------ */
+
+/* Each checks its own arguments and returns an MPI error class (never
+ * calls an error handler): part_pnbc_component.c (Open MPI 5) hands it to
+ * the framework, libpnbc's MPIX_ functions (Open MPI 4.1, part_mpix.c)
+ * to the request's communicator. */
+
+/* part_pnbc_init.c: MPI_Psend_init (is_send) / MPI_Precv_init.  parts
+ * and count are the binding's non-negative int and MPI_Count. */
+int pnbc_part_init(bool is_send, const void *buf, size_t parts, size_t count,
+                   ompi_datatype_t *dtype, int peer, int tag, ompi_communicator_t *comm,
+                   ompi_info_t *info, ompi_request_t **request);
+/* part_pnbc_ready.c: MPI_Pready_range (min..max), MPI_Pready_list and
+ * MPI_Parrived of partitions min..max (flag: all of them arrived; true
+ * for a null or inactive request, MPI-4.1 sec. 5.2.3). */
+int pnbc_part_pready(size_t min_part, size_t max_part, ompi_request_t *request);
+int pnbc_part_pready_list(size_t length, const int *list, ompi_request_t *request);
+int pnbc_part_parrived(size_t min_part, size_t max_part, int *flag, ompi_request_t *request);
+/* The request's state in words, for error messages. */
+const char *pnbc_part_state(ompi_request_t *request);
+
+/* Provided by the host of this implementation (the part component, or
+ * libpnbc): make sure the engine is set up; called at each init. */
 int pnbc_part_engine_take(void);
 
 END_C_DECLS

@@ -19,7 +19,7 @@
  * receiver holds (the receiver reports the truncation: it knows both).
  */
 
-#include "part.h"
+#include "part_pnbc.h"
 
 #include <stdlib.h>
 

@@ -16,7 +16,7 @@
  * later request.  Everything here runs under the engine lock.
  */
 
-#include "part.h"
+#include "part_pnbc.h"
 
 #include "ompi/mca/pml/pml.h"
 

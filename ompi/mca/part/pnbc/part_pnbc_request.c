@@ -8,7 +8,7 @@
  * began, and fill in the receive status.
  */
 
-#include "part.h"
+#include "part_pnbc.h"
 
 #include "ompi/mca/pml/pml.h"
 
@@ -170,7 +170,7 @@ int pnbc_part_request_create(bool is_send, void *buf, int partitions, size_t cou
 
     int rc = pnbc_request_retain_dtype(&req->super, dtype);
     if (OMPI_SUCCESS == rc && is_send) {
-        req->ready = calloc((size_t) partitions, sizeof(*req->ready));
+        req->ready = calloc(partitions > 0 ? (size_t) partitions : 1, sizeof(*req->ready));
         rc = (NULL == req->ready) ? OMPI_ERR_OUT_OF_RESOURCE : OMPI_SUCCESS;
     }
     if (OMPI_SUCCESS == rc && MPI_PROC_NULL != peer) {

@@ -142,8 +142,9 @@ bool pnbc_chan_is_channel(ompi_request_t *r);
 /* Free an inactive channel (after its unbind handshake). */
 void pnbc_chan_destroy(pnbc_chan_request_t *req);
 
-/* part_init.c */
-int pnbc_part_engine_take(void);
+/* ext_engine.c: libpnbc takes the engine at its first channel bind (or,
+ * on Open MPI 4.1, partitioned init) and releases it at MPI_Finalize. */
+int pnbc_ext_engine_take(void);
 
 END_C_DECLS
 

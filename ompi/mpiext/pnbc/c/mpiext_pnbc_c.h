@@ -2,12 +2,14 @@
  * Copyright (c) 2026 The pnbc developers.
  * SPDX-License-Identifier: BSD-3-Clause
  *
- * pnbc's MPI extension: MPI-4.1 partitioned point-to-point communication
- * (chapter 5) for Open MPI 4.1, which has none, under the MPIX_ prefix
- * Open MPI 4.1 uses for its other MPI-4 functions.  C bindings as in
- * MPI-4.1 (`int partitions, MPI_Count count`).  Link with -lpnbc
+ * pnbc's MPI extension: persistent channels, and on Open MPI 4.1, which
+ * has no partitioned communication, MPI-4.1's (chapter 5) under the MPIX_
+ * prefix Open MPI 4.1 uses for its other MPI-4 functions, with the C
+ * bindings of MPI-4.1 (`int partitions, MPI_Count count`).  Open MPI 5
+ * has MPI_Psend_init ... itself, served by pnbc's part component: the
+ * MPIX_P* functions exist only with Open MPI 4.1.  Link with -lpnbc
  * (pkg-config --cflags --libs pnbc), or build with mpicc-pnbc, which also
- * maps the MPI-4 names (pnbc_mpi4.h).
+ * maps the MPI-4 names on Open MPI 4.1 (pnbc_mpi4.h).
  *
  * The requests are ordinary persistent requests: start them with
  * MPI_Start / MPI_Startall (mixed with any other persistent requests),
@@ -24,6 +26,7 @@
 extern "C" {
 #endif
 
+#if !defined(OMPI_MAJOR_VERSION) || OMPI_MAJOR_VERSION < 5
 int MPIX_Psend_init(const void *buf, int partitions, MPI_Count count,
                     MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
                     MPI_Info info, MPI_Request *request);
@@ -34,6 +37,7 @@ int MPIX_Pready(int partition, MPI_Request request);
 int MPIX_Pready_range(int partition_low, int partition_high, MPI_Request request);
 int MPIX_Pready_list(int length, const int array_of_partitions[], MPI_Request request);
 int MPIX_Parrived(MPI_Request request, int partition, int *flag);
+#endif
 
 /* Persistent point-to-point channels and K-slack channels (the MPI
  * persistence working group's proposals): bind an inactive persistent
