@@ -103,6 +103,7 @@ program ompi5_f08
 
   call MPI_Allreduce(nerr, total, 1, MPI_INTEGER, MPI_SUM, MPI_COMM_WORLD)
   if (rank == 0) write (*, '(a,i0)') 'inits per rank: allreduce=', size(counts)
+  if (rank == 0) write (*, '(a)') 'part inits per rank: psend_init=1 precv_init=1'
   if (rank == 0) then
     if (total == 0) then
       write (*, '(a,i0,a)') 'PASS ompi5_f08 (np ', nprocs, ')'

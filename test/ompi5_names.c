@@ -50,6 +50,7 @@ enum { I_ALLREDUCE, I_BCAST, I_ALLGATHER, I_ALLTOALL, I_REDUCE, I_BARRIER, I_N }
 static const char *const init_names[I_N] = { "allreduce", "bcast", "allgather",
                                              "alltoall", "reduce", "barrier" };
 static int ninit[I_N];
+static int npart_init; /* MPI_Psend_init calls (as many MPI_Precv_init) */
 
 static void fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void fail(const char *fmt, ...)
@@ -437,6 +438,7 @@ static void run_part(int sparts, int scount, int rparts, int rcount)
                         &rreq));
     CALL(MPI_Psend_init(sb, sparts, scount, MPI_INT, right, tag, MPI_COMM_WORLD, MPI_INFO_NULL,
                         &sreq));
+    npart_init++;
     for (int s = 0; s < PART_ROUNDS; s++) {
         int poll = (rank + s) % 2 == 0;
         rnd_state = 2654435761u * (unsigned)(s + 1) + 40503u * (unsigned)rank + (unsigned)sparts;
@@ -530,6 +532,9 @@ int main(int argc, char **argv)
             printf(" %s=%d", init_names[k], ninit[k]);
         }
         printf("\n");
+    }
+    if (rank == 0 && do_part) {
+        printf("part inits per rank: psend_init=%d precv_init=%d\n", npart_init, npart_init);
     }
     if (rank == 0) {
         if (total == 0) {

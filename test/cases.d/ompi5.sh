@@ -14,10 +14,10 @@
 #              every rank, as many as the program says it made;
 #   no-coll    with "--mca coll ^pnbc": not a single coll:pnbc line (the
 #              data checks pass on Open MPI's own components);
-#   part-pnbc  the partitioned requests came from part/pnbc: ompi_info
-#              lists it and its verbose output says it served them.
-#              (part/pnbc is not in the tree yet: until it is, Open MPI's
-#              part/persist serves those calls and this check FAILS.)
+#   part-pnbc  every partitioned request came from part/pnbc: ompi_info
+#              lists it, and one "part:pnbc: psend_init" / "precv_init"
+#              verbose line per request on every rank, as many as the
+#              program says it made.
 # On Open MPI 4.1 every case SKIPs (its mpi.h has no MPI-4 names); a case
 # SKIPs when mpifort / python3 with mpi4py and numpy is missing.
 #
@@ -34,22 +34,18 @@ if [[ "${BASH_SOURCE[0]}" != "$0" ]]; then
         # shellcheck disable=SC2046
         run_case "ompi5-c-coll-np$ompi5_np" bash "$ompi5_self" c-coll coll "$MPIRUN" $(mpiargs $ompi5_np)
         # shellcheck disable=SC2046
-        run_case "ompi5-c-part-np$ompi5_np" bash "$ompi5_self" c-part data "$MPIRUN" $(mpiargs $ompi5_np)
+        run_case "ompi5-c-part-np$ompi5_np" bash "$ompi5_self" c-part part-pnbc "$MPIRUN" \
+            $(mpiargs $ompi5_np)
     done
+    # Open MPI's own collectives: the same data checks pass
     # shellcheck disable=SC2046
-    run_case ompi5-c-no-coll-pnbc-np2 bash "$ompi5_self" c-all no-coll "$MPIRUN" \
+    run_case ompi5-c-no-coll-pnbc-np2 bash "$ompi5_self" c-all no-coll,part-pnbc "$MPIRUN" \
         $(PNBC_COLL='^pnbc' mpiargs 2)
     # shellcheck disable=SC2046
-    run_case ompi5-f08-np2 bash "$ompi5_self" f08 coll "$MPIRUN" $(mpiargs 2)
+    run_case ompi5-f08-np2 bash "$ompi5_self" f08 coll,part-pnbc "$MPIRUN" $(mpiargs 2)
     # shellcheck disable=SC2046
-    run_case ompi5-py-np2 bash "$ompi5_self" py coll "$MPIRUN" $(mpiargs 2)
-    # part/pnbc served the partitioned calls (FAIL until part/pnbc exists)
-    for ompi5_prog in c-part f08 py; do
-        # shellcheck disable=SC2046
-        run_case "ompi5-$ompi5_prog-part-pnbc-np2" bash "$ompi5_self" "$ompi5_prog" part-pnbc \
-            "$MPIRUN" $(mpiargs 2)
-    done
-    unset ompi5_np ompi5_prog ompi5_self
+    run_case ompi5-py-np2 bash "$ompi5_self" py coll,part-pnbc "$MPIRUN" $(mpiargs 2)
+    unset ompi5_np ompi5_self
     return 0
 fi
 
@@ -127,8 +123,8 @@ np=
 for ((i = 1; i < $#; i++)); do
     [ "${!i}" = -np ] && { j=$((i + 1)); np=${!j}; }
 done
+# coll_pnbc_verbose is the engine's common_pnbc_verbose: part/pnbc says too
 extra=(--mca coll_pnbc_verbose 1)
-has_check part-pnbc && extra+=(--mca part_pnbc_verbose 1)
 
 out=$(mktemp "${TMPDIR:-/tmp}/pnbc-ompi5-out.XXXXXX") || exit 1
 trap 'rm -rf "$out" ${tmp:+"$tmp"}' EXIT
@@ -136,7 +132,7 @@ echo "+ $* ${extra[*]} ${cmd[*]}"
 "$@" "${extra[@]}" "${cmd[@]}" >"$out" 2>&1
 rc=$?
 # the program's own lines (the verbose lines are counted below)
-grep -v -E 'coll:pnbc: [a-z_]+_init ' "$out" | tail -n 40
+grep -v -E '(coll|part):pnbc: [a-z_]+_init ' "$out" | tail -n 40
 
 # the data: exit status 0 and the PASS line
 [ $rc -eq 0 ] || fail "exit status $rc"
@@ -163,16 +159,22 @@ if has_check no-coll; then
     [ "$got" -eq 0 ] || fail "coll ^pnbc, yet $got coll:pnbc *_init lines"
 fi
 
-# ---- part/pnbc served the partitioned calls ----
-# Asserts the component exists and said so.  part/pnbc is not in the tree
-# yet: until it lands, Open MPI's part/persist serves MPI_Psend_init etc.
-# and this check FAILS on purpose.
+# part-pnbc: one part:pnbc line per partitioned request on every rank
 if has_check part-pnbc; then
     if ! "$ompi_info" --parsable 2>/dev/null | grep -q '^mca:part:pnbc:'; then
-        fail "ompi_info lists no part/pnbc component: Open MPI's own part component served the partitioned calls"
+        fail "ompi_info lists no part/pnbc component"
     fi
-    got=$(grep -c 'part:pnbc' "$out")
-    [ "$got" -gt 0 ] || fail "no part:pnbc line with --mca part_pnbc_verbose 1: part/pnbc did not serve MPI_Psend_init/MPI_Precv_init"
+    inits=$(sed -n 's/^part inits per rank://p' "$out" | head -n 1)
+    [ -n "$inits" ] || fail "the program printed no 'part inits per rank:' line"
+    for kv in $inits; do
+        name=${kv%%=*} want=$((${kv#*=} * ${np:-0}))
+        got=$(grep -c -E "part:pnbc: ${name} partitions=" "$out")
+        if [ "$got" -ne "$want" ] || [ "$want" -eq 0 ]; then
+            fail "part/pnbc served $got of the $want MPI_${name^} requests ($kv per rank, np ${np:-?})"
+        else
+            echo "part/pnbc served all $got MPI_${name^} requests"
+        fi
+    done
 fi
 
 if [ $nfail -gt 0 ]; then
