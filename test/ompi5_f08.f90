@@ -22,64 +22,49 @@
 ! Prints "PASS ompi5_f08 (np N)" on rank 0, "FAIL ..." lines otherwise
 ! (exit status 1).
 module ompi5_f08_std
+  use mpi_f08, only : MPI_Datatype, MPI_Comm, MPI_Info, MPI_Request, MPI_COUNT_KIND
   implicit none
+  private
+  public :: psend_init_std, precv_init_std
+  ! the library's MPI_Psend_init_f08 and MPI_Precv_init_f08 as they are
+  abstract interface
+    subroutine p_init(buf, partitions, count, datatype, peer, tag, comm, info, request, ierror)
+      import :: MPI_Datatype, MPI_Comm, MPI_Info, MPI_Request, MPI_COUNT_KIND
+      integer, intent(in), asynchronous :: buf(*)
+      integer, intent(in) :: partitions, peer, tag
+      integer(MPI_COUNT_KIND), intent(in) :: count
+      type(MPI_Datatype), intent(in) :: datatype
+      type(MPI_Comm), intent(in) :: comm
+      type(MPI_Info), intent(in) :: info
+      type(MPI_Request), intent(out) :: request
+      integer, optional, intent(out) :: ierror
+    end subroutine p_init
+  end interface
+  procedure(p_init) :: MPI_Psend_init_f08, MPI_Precv_init_f08
 contains
+  ! MPI_Psend_init with the standard's arguments (see the header comment)
+  subroutine psend_init_std(buf, partitions, count, datatype, dest, tag, comm, info, request)
+    integer, intent(in), asynchronous :: buf(*)
+    integer, intent(in) :: partitions, dest, tag
+    integer(MPI_COUNT_KIND), intent(in) :: count
+    type(MPI_Datatype), intent(in) :: datatype
+    type(MPI_Comm), intent(in) :: comm
+    type(MPI_Info), intent(in) :: info
+    type(MPI_Request), intent(out) :: request
+    call MPI_Psend_init_f08(buf, partitions, count, datatype, dest, tag, comm, info, request)
+  end subroutine psend_init_std
 
-! MPI_Psend_init with the standard's arguments (see the header comment)
-subroutine psend_init_std(buf, partitions, count, datatype, dest, tag, comm, info, request)
-  use mpi_f08, only : MPI_Datatype, MPI_Comm, MPI_Info, MPI_Request, MPI_COUNT_KIND
-  implicit none
-  integer, intent(in), asynchronous :: buf(*)
-  integer, intent(in) :: partitions, dest, tag
-  integer(MPI_COUNT_KIND), intent(in) :: count
-  type(MPI_Datatype), intent(in) :: datatype
-  type(MPI_Comm), intent(in) :: comm
-  type(MPI_Info), intent(in) :: info
-  type(MPI_Request), intent(out) :: request
-  interface
-    subroutine MPI_Psend_init_f08(buf, partitions, count, datatype, dest, tag, comm, info, &
-                                  request, ierror)
-      use mpi_f08, only : MPI_Datatype, MPI_Comm, MPI_Info, MPI_Request, MPI_COUNT_KIND
-      integer, intent(in), asynchronous :: buf(*)
-      integer, intent(in) :: partitions, dest, tag
-      integer(MPI_COUNT_KIND), intent(in) :: count
-      type(MPI_Datatype), intent(in) :: datatype
-      type(MPI_Comm), intent(in) :: comm
-      type(MPI_Info), intent(in) :: info
-      type(MPI_Request), intent(out) :: request
-      integer, optional, intent(out) :: ierror
-    end subroutine MPI_Psend_init_f08
-  end interface
-  call MPI_Psend_init_f08(buf, partitions, count, datatype, dest, tag, comm, info, request)
-end subroutine psend_init_std
-
-! MPI_Precv_init with the standard's arguments (see the header comment)
-subroutine precv_init_std(buf, partitions, count, datatype, source, tag, comm, info, request)
-  use mpi_f08, only : MPI_Datatype, MPI_Comm, MPI_Info, MPI_Request, MPI_COUNT_KIND
-  implicit none
-  integer, intent(in), asynchronous :: buf(*)
-  integer, intent(in) :: partitions, source, tag
-  integer(MPI_COUNT_KIND), intent(in) :: count
-  type(MPI_Datatype), intent(in) :: datatype
-  type(MPI_Comm), intent(in) :: comm
-  type(MPI_Info), intent(in) :: info
-  type(MPI_Request), intent(out) :: request
-  interface
-    subroutine MPI_Precv_init_f08(buf, partitions, count, datatype, source, tag, comm, info, &
-                                  request, ierror)
-      use mpi_f08, only : MPI_Datatype, MPI_Comm, MPI_Info, MPI_Request, MPI_COUNT_KIND
-      integer, intent(in), asynchronous :: buf(*)
-      integer, intent(in) :: partitions, source, tag
-      integer(MPI_COUNT_KIND), intent(in) :: count
-      type(MPI_Datatype), intent(in) :: datatype
-      type(MPI_Comm), intent(in) :: comm
-      type(MPI_Info), intent(in) :: info
-      type(MPI_Request), intent(out) :: request
-      integer, optional, intent(out) :: ierror
-    end subroutine MPI_Precv_init_f08
-  end interface
-  call MPI_Precv_init_f08(buf, partitions, count, datatype, source, tag, comm, info, request)
-end subroutine precv_init_std
+  ! MPI_Precv_init with the standard's arguments
+  subroutine precv_init_std(buf, partitions, count, datatype, source, tag, comm, info, request)
+    integer, intent(in), asynchronous :: buf(*)
+    integer, intent(in) :: partitions, source, tag
+    integer(MPI_COUNT_KIND), intent(in) :: count
+    type(MPI_Datatype), intent(in) :: datatype
+    type(MPI_Comm), intent(in) :: comm
+    type(MPI_Info), intent(in) :: info
+    type(MPI_Request), intent(out) :: request
+    call MPI_Precv_init_f08(buf, partitions, count, datatype, source, tag, comm, info, request)
+  end subroutine precv_init_std
 end module ompi5_f08_std
 
 program ompi5_f08
@@ -102,7 +87,7 @@ program ompi5_f08
   call check_partitioned()
 
   call MPI_Allreduce(nerr, total, 1, MPI_INTEGER, MPI_SUM, MPI_COMM_WORLD)
-  if (rank == 0) write (*, '(a,i0)') 'inits per rank: allreduce=', size(counts)
+  if (rank == 0) write (*, '(a,i0)') 'inits per rank: allreduce_init=', size(counts)
   if (rank == 0) write (*, '(a)') 'part inits per rank: psend_init=1 precv_init=1'
   if (rank == 0) then
     if (total == 0) then

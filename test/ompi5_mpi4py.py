@@ -140,7 +140,7 @@ def main():
     check_partitioned()
     total = comm.allreduce(errors, op=MPI.SUM)
     if rank == 0:
-        print(f"inits per rank: allreduce={2 * len(counts)}", flush=True)
+        print(f"inits per rank: allreduce_init={2 * len(counts)}", flush=True)
         print("part inits per rank: psend_init=1 precv_init=1", flush=True)
         if total == 0:
             print(f"PASS ompi5_mpi4py (np {size})", flush=True)

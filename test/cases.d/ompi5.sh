@@ -138,20 +138,28 @@ grep -v -E '(coll|part):pnbc: [a-z_]+_init ' "$out" | tail -n 40
 [ $rc -eq 0 ] || fail "exit status $rc"
 grep -q "^PASS $pass" "$out" || fail "no PASS line from $pass"
 
-# coll: one coll:pnbc line per persistent collective request on every rank
-if has_check coll; then
-    inits=$(sed -n 's/^inits per rank://p' "$out" | head -n 1)
-    [ -n "$inits" ] || fail "the program printed no 'inits per rank:' line"
+# served WHO LABEL: for each NAME=N on the program's "LABEL:" line (N
+# requests per rank), N times np lines "WHO:pnbc: NAME " (its verbose line)
+served() {
+    local who=$1 label=$2 inits kv name want got
+    inits=$(sed -n "s/^$label://p" "$out" | head -n 1)
+    if [ -z "$inits" ]; then
+        fail "the program printed no '$label:' line"
+        return
+    fi
     for kv in $inits; do
         name=${kv%%=*} want=$((${kv#*=} * ${np:-0}))
-        got=$(grep -c -E "coll:pnbc: ${name}_init algorithm=" "$out")
+        got=$(grep -c -E "$who:pnbc: $name " "$out")
         if [ "$got" -ne "$want" ] || [ "$want" -eq 0 ]; then
-            fail "coll/pnbc served $got of the $want MPI_${name^}_init requests ($kv per rank, np ${np:-?})"
+            fail "$who/pnbc served $got of the $want MPI_${name^} requests ($kv per rank, np ${np:-?})"
         else
-            echo "coll/pnbc served all $got MPI_${name^}_init requests"
+            echo "$who/pnbc served all $got MPI_${name^} requests"
         fi
     done
-fi
+}
+
+# coll: one coll:pnbc line per persistent collective request on every rank
+has_check coll && served coll 'inits per rank'
 
 # no-coll: coll/pnbc excluded, none of its lines
 if has_check no-coll; then
@@ -159,22 +167,13 @@ if has_check no-coll; then
     [ "$got" -eq 0 ] || fail "coll ^pnbc, yet $got coll:pnbc *_init lines"
 fi
 
-# part-pnbc: one part:pnbc line per partitioned request on every rank
+# part-pnbc: part/pnbc is there, one part:pnbc line per partitioned
+# request on every rank
 if has_check part-pnbc; then
     if ! "$ompi_info" --parsable 2>/dev/null | grep -q '^mca:part:pnbc:'; then
         fail "ompi_info lists no part/pnbc component"
     fi
-    inits=$(sed -n 's/^part inits per rank://p' "$out" | head -n 1)
-    [ -n "$inits" ] || fail "the program printed no 'part inits per rank:' line"
-    for kv in $inits; do
-        name=${kv%%=*} want=$((${kv#*=} * ${np:-0}))
-        got=$(grep -c -E "part:pnbc: ${name} partitions=" "$out")
-        if [ "$got" -ne "$want" ] || [ "$want" -eq 0 ]; then
-            fail "part/pnbc served $got of the $want MPI_${name^} requests ($kv per rank, np ${np:-?})"
-        else
-            echo "part/pnbc served all $got MPI_${name^} requests"
-        fi
-    done
+    served part 'part inits per rank'
 fi
 
 if [ $nfail -gt 0 ]; then
