@@ -11,6 +11,15 @@
 #include "pnbc_mpi4.h"
 #include "common.h"
 
+/* Open MPI 5: the MPI-4 entry points are Open MPI's own, which check some
+ * arguments before any component sees them (and route errors to
+ * MPI_COMM_WORLD's handler). */
+#if defined(OMPI_MAJOR_VERSION) && OMPI_MAJOR_VERSION >= 5
+#define BI_OMPI5 1
+#else
+#define BI_OMPI5 0
+#endif
+
 extern int bi_wrank, bi_wsize;
 extern long bi_tried;           /* invalid calls made by this process */
 extern int bi_round;            /* the round of the misuse sequence (0 = first) */

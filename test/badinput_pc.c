@@ -148,7 +148,9 @@ static void part_init_misuse(void)
                                            MPI_INFO_NULL, rp)
                           : MPI_Precv_init(prbuf, t[i].parts, t[i].count, t[i].type, t[i].peer, t[i].tag, c,
                                            MPI_INFO_NULL, rp);
-            bi_expect(rc, t[i].cls, -1, "%s", what);
+            /* Open MPI 5's MPI_Psend_init / MPI_Precv_init refuse a NULL
+             * request pointer themselves, as MPI_ERR_REQUEST */
+            bi_expect(rc, t[i].cls, (BI_OMPI5 && t[i].nullreq) ? MPI_ERR_REQUEST : -1, "%s", what);
             bi_untouched(&r, bi_sentinel, what);
         }
     }
@@ -177,7 +179,10 @@ void bi_partitioned(void)
     long x = 1, y = 0;
     MPIX_Allreduce_init(&x, &y, 1, MPI_LONG, MPI_SUM, MPI_COMM_SELF, MPI_INFO_NULL, &coll);
     MPI_Recv_init(&y, 1, MPI_LONG, MPI_PROC_NULL, 0, MPI_COMM_SELF, &p2p);
-    int bad_list[2] = { 0, NPART }, good_list[3] = { 0, 2, 3 };
+    /* Open MPI 5's MPI_Pready_list readies its entries one call at a time,
+     * so entries before a bad one are readied: there the bad one comes
+     * first (with 4.1's MPIX_Pready_list pnbc checks them all first) */
+    int bad_list[2] = { BI_OMPI5 ? NPART : 0, BI_OMPI5 ? 0 : NPART }, good_list[3] = { 0, 2, 3 };
     int flag = -1;
 
     /* inactive (never started) */
@@ -212,8 +217,12 @@ void bi_partitioned(void)
     TRY(MPI_Pready_range(-1, 0, ps), MPI_ERR_ARG, "MPI_Pready_range low -1");
     TRY(MPI_Pready_range(0, NPART, ps), MPI_ERR_ARG, "MPI_Pready_range high = partitions");
     TRY(MPI_Pready_list(2, bad_list, ps), MPI_ERR_ARG, "MPI_Pready_list entry out of range");
-    TRY(MPI_Pready_list(-1, good_list, ps), MPI_ERR_ARG, "MPI_Pready_list length -1");
-    TRY(MPI_Pready_list(1, NULL, ps), MPI_ERR_ARG, "MPI_Pready_list NULL list");
+    /* (Open MPI 5's MPI_Pready_list returns MPI_SUCCESS for length -1
+     * without calling any component: not checked there) */
+    if (!BI_OMPI5) TRY(MPI_Pready_list(-1, good_list, ps), MPI_ERR_ARG, "MPI_Pready_list length -1");
+    /* Open MPI 5's MPI_Pready_list reads the list itself, entry by entry,
+     * before any component sees it: a NULL list crashes there */
+    if (!BI_OMPI5) TRY(MPI_Pready_list(1, NULL, ps), MPI_ERR_ARG, "MPI_Pready_list NULL list");
     TRY(MPI_Pready(0, pr), MPI_ERR_REQUEST, "MPI_Pready on a receive request");
     TRY(MPI_Pready_range(0, 1, pr), MPI_ERR_REQUEST, "MPI_Pready_range on a receive request");
     TRY(MPI_Pready_list(1, good_list, pr), MPI_ERR_REQUEST, "MPI_Pready_list on a receive request");
