@@ -224,6 +224,12 @@ OMPI_DECLSPEC extern pnbc_engine_t mca_common_pnbc_engine;
  * last release removes the shared-memory files left and unregisters. */
 OMPI_DECLSPEC int mca_common_pnbc_init(void);
 OMPI_DECLSPEC void mca_common_pnbc_fini(void);
+/* A client that first needs the engine in an MPI call -- libpnbc (a
+ * channel bind; on Open MPI 4.1 a partitioned init), the part component
+ * (a partitioned init: Open MPI 5.0 never finalizes its part framework)
+ * -- takes it here, with its parameters registered, once for all such
+ * clients, until MPI_Finalize deletes MPI_COMM_SELF's attributes. */
+OMPI_DECLSPEC int mca_common_pnbc_hold_until_finalize(void);
 /* The engine's MCA parameters (common_pnbc_*, common_pnbc_params.c):
  * every client registers them with its own and deregisters at close. */
 OMPI_DECLSPEC int mca_common_pnbc_register(void);

@@ -4,8 +4,8 @@
  *
  * Engine state shared by every client: parameters, the lock and active
  * list, and the progress callback, set up by the first client and torn
- * down by the last (the coll component at open/close; libpnbc at its
- * first partitioned init and at MPI_Finalize).
+ * down by the last (the coll component at open/close; libpnbc and the part
+ * component from their first call to MPI_Finalize).
  */
 
 #include "common_pnbc.h"
@@ -88,6 +88,59 @@ int mca_common_pnbc_progress_needed(void)
     }
     pnbc_engine_unlock();
     return e->progress_registered ? OMPI_SUCCESS : OMPI_ERROR;
+}
+
+/* ------------------------------------------------------------------ */
+/* Held from first use to MPI_Finalize                                */
+/* ------------------------------------------------------------------ */
+
+static pnbc_lock_t hold_lock = PNBC_LOCK_INITIALIZER;
+static bool held;
+
+/* Deleting MPI_COMM_SELF's attributes is the first thing MPI_Finalize
+ * does (MPI-4.1 sec. 11.2.4): the hold ends there. */
+static int release_hold(MPI_Comm comm, int keyval, void *value, void *extra)
+{
+    (void) comm;
+    (void) keyval;
+    (void) value;
+    (void) extra;
+    pnbc_lock(&hold_lock);
+    if (held) {
+        mca_common_pnbc_fini();
+        mca_common_pnbc_deregister();
+        held = false;
+    }
+    pnbc_unlock(&hold_lock);
+    return MPI_SUCCESS;
+}
+
+int mca_common_pnbc_hold_until_finalize(void)
+{
+    int rc = OMPI_SUCCESS;
+    pnbc_lock(&hold_lock);
+    if (!held) {
+        int keyval;
+        (void) mca_common_pnbc_register();
+        rc = mca_common_pnbc_init();
+        if (OMPI_SUCCESS == rc &&
+            MPI_SUCCESS == MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, release_hold, &keyval,
+                                                  NULL) &&
+            MPI_SUCCESS == MPI_Comm_set_attr(MPI_COMM_SELF, keyval, NULL)) {
+            /* the attribute keeps the key alive until MPI_Finalize deletes
+             * it (MPI-4.1 sec. 7.7.2); freed here, it is not leaked */
+            MPI_Comm_free_keyval(&keyval);
+            held = true;
+        } else {
+            if (OMPI_SUCCESS == rc) {
+                mca_common_pnbc_fini();
+                rc = OMPI_ERROR;
+            }
+            mca_common_pnbc_deregister();
+        }
+    }
+    pnbc_unlock(&hold_lock);
+    return rc;
 }
 
 void mca_common_pnbc_fini(void)

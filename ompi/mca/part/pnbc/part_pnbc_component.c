@@ -26,10 +26,10 @@
  * framework's choice by priority sees us (--mca part persist still keeps
  * us from being opened at all).
  *
- * The engine is taken when the framework initialises the component
- * (partm_init, in MPI_Init after the processes are known) and released
- * at partm_finalize (also right after selection when another component
- * wins).
+ * The engine is taken at the first partitioned init and held until
+ * MPI_Finalize (mca_common_pnbc_hold_until_finalize): Open MPI 5.0 never
+ * calls a selected part component's partm_finalize, nor closes the
+ * framework.
  */
 
 #include "ompi_config.h"
@@ -72,7 +72,6 @@ mca_part_base_component_4_0_0_t mca_part_pnbc_component = {
 /* Above part/persist's 1, so an installed pnbc serves partitioned
  * communication without any flag (--mca part persist: Open MPI's own). */
 static int priority = 20;
-static bool engine_taken;
 
 /* ------------------------------------------------------------------ */
 /* The module                                                         */
@@ -181,28 +180,18 @@ static mca_part_base_module_t *component_init(int *out_priority, bool progress_t
 {
     (void) progress_threads;
     (void) mpi_threads;
-    if (!engine_taken) {
-        if (OMPI_SUCCESS != mca_common_pnbc_init()) {
-            return NULL;
-        }
-        engine_taken = true;
-    }
     *out_priority = priority;
     return &module;
 }
 
 static int component_finalize(void)
 {
-    if (engine_taken) {
-        mca_common_pnbc_fini();
-        engine_taken = false;
-    }
     return OMPI_SUCCESS;
 }
 
-/* The implementation takes the engine at each init (part_pnbc.h): here the
- * framework took it for the component's whole life. */
+/* The implementation's host hook (part_pnbc.h): the engine from the first
+ * partitioned init to MPI_Finalize. */
 int pnbc_part_engine_take(void)
 {
-    return engine_taken ? OMPI_SUCCESS : OMPI_ERR_NOT_AVAILABLE;
+    return mca_common_pnbc_hold_until_finalize();
 }

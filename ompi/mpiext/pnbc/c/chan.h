@@ -142,9 +142,6 @@ bool pnbc_chan_is_channel(ompi_request_t *r);
 /* Free an inactive channel (after its unbind handshake). */
 void pnbc_chan_destroy(pnbc_chan_request_t *req);
 
-/* ext_engine.c: libpnbc takes the engine at its first channel bind (or,
- * on Open MPI 4.1, partitioned init) and releases it at MPI_Finalize. */
-int pnbc_ext_engine_take(void);
 
 END_C_DECLS
 

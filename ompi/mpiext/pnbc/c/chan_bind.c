@@ -159,7 +159,7 @@ static int bind_all(const char *name, MPI_Request in[], MPI_Request out[], int n
     if (0 == n) {
         return MPI_SUCCESS;
     }
-    if (OMPI_SUCCESS != pnbc_ext_engine_take()) {
+    if (OMPI_SUCCESS != mca_common_pnbc_hold_until_finalize()) {
         return OMPI_ERRHANDLER_INVOKE(MPI_COMM_WORLD, MPI_ERR_INTERN, name);
     }
     bind_t *b = calloc((size_t) n, sizeof(*b));

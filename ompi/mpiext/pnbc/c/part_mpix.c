@@ -13,7 +13,6 @@
  */
 
 #include "part_pnbc.h"
-#include "chan.h"
 #include "mpiext_pnbc_c.h"
 
 #include "ompi/errhandler/errhandler.h"
@@ -21,10 +20,10 @@
 
 #include <stdio.h>
 
-/* The implementation's host hook (part_pnbc.h): libpnbc's hold. */
+/* The implementation's host hook (part_pnbc.h). */
 int pnbc_part_engine_take(void)
 {
-    return pnbc_ext_engine_take();
+    return mca_common_pnbc_hold_until_finalize();
 }
 
 /* The communicator whose error handler a request's errors go to: the
