@@ -198,7 +198,9 @@ case $mode in
         # linking the object: the program finds libpnbc at run time
         if [ -f "$tmp/m.o" ]; then
             run "$wrapper" "$tmp/m.o" -o "$tmp/m" || fail "mpicc-pnbc could not link the object"
-            if [ -x "$tmp/m" ]; then
+            # (Open MPI 5: the object calls only Open MPI's own functions, and
+            # a linker that drops unneeded libraries may leave libpnbc out)
+            if [ -x "$tmp/m" ] && [ $series5 -eq 0 ]; then
                 lib=$(ldd "$tmp/m" | grep 'libpnbc\.so')
                 echo "ldd: $lib"
                 case $lib in
@@ -239,7 +241,7 @@ case $mode in
             grep -q 'no MPI-4 names' "$tmp/x.log" || { cat "$tmp/x.log"; fail "unexpected error without pnbc_mpi4.h"; }
         fi
         echo '#include <mpiext_pnbc_c.h>
-int main(void) { return MPIX_Pready(0, MPI_REQUEST_NULL) == 0; }' >"$tmp/mpix.c"
+int main(void) { MPI_Request r = MPI_REQUEST_NULL; return MPIX_Unbind_channel(&r) == 0; }' >"$tmp/mpix.c"
         # shellcheck disable=SC2046
         run "$mpicc" -o "$tmp/mpix" "$tmp/mpix.c" $(pkg-config --cflags --libs pnbc-mpix) ||
             fail "a program using the MPIX_ names does not build with pnbc-mpix"
