@@ -88,9 +88,9 @@ static void local_cases(void)
     EXPECT(MPIX_Bind_slack_channels(pn, pc, 2, ks, NULL), MPI_SUCCESS);
     for (int it = 0; it < 3; ++it) {
         EXPECT(MPI_Start(&pc[0]), MPI_SUCCESS);
-        EXPECT(MPI_Start(&pc[1]), MPI_SUCCESS);
-        EXPECT(MPI_Start(&pc[1]), MPI_SUCCESS);
-        EXPECT(MPI_Start(&pc[1]), MPI_ERR_REQUEST);     /* 3 > K = 2 */
+        EXPECT(MPIX_Start_slack(&pc[1]), MPI_SUCCESS);
+        EXPECT(MPIX_Start_slack(&pc[1]), MPI_SUCCESS);
+        EXPECT(MPIX_Start_slack(&pc[1]), MPI_ERR_REQUEST);      /* 3 > K = 2 */
         EXPECT(MPI_Wait(&pc[0], MPI_STATUS_IGNORE), MPI_SUCCESS);
         EXPECT(MPI_Wait(&pc[1], &st), MPI_SUCCESS);
         CHECK(MPI_PROC_NULL == st.MPI_SOURCE, "PROC_NULL status source %d", st.MPI_SOURCE);
@@ -154,8 +154,10 @@ static void pair_cases(int peer, int low)
         memset(rbuf, 0, sizeof(rbuf));
         for (int k = 0; k < 3; ++k)
             for (int i = 0; i < 8; ++i) sbuf[k][i] = round * 1000 + k * 10 + i;
-        for (int k = 0; k < 3; ++k) EXPECT(MPI_Start(&ch), MPI_SUCCESS);
-        EXPECT(MPI_Start(&ch), MPI_ERR_REQUEST);        /* the 4th */
+        for (int k = 0; k < 3; ++k) EXPECT(MPIX_Start_slack(&ch), MPI_SUCCESS);
+        EXPECT(MPIX_Start_slack(&ch), MPI_ERR_REQUEST); /* the 4th */
+        MPI_Request two[2] = { ch, ch };
+        EXPECT(MPIX_Startall_slack(2, two), MPI_ERR_REQUEST);  /* refused whole */
         if (1 == round) {
             EXPECT(MPI_Request_free(&ch), MPI_ERR_REQUEST);   /* active */
             /* both sides try to unbind while active: both refused */
