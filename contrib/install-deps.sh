@@ -17,7 +17,14 @@ packages=(
     gnuplot-nox
     iproute2 util-linux
     man-db
+    pkg-config
 )
+# Debian 13 and later (Open MPI 5): the tests of Open MPI's own Fortran and
+# Python bindings reaching pnbc.
+if [ -r /etc/os-release ] && . /etc/os-release && [ "${ID:-}" = debian ] &&
+   [ "${VERSION_ID:-0}" -ge 13 ] 2>/dev/null; then
+    packages+=(gfortran python3-mpi4py python3-numpy)
+fi
 
 if ! command -v dpkg >/dev/null 2>&1 || ! command -v apt-get >/dev/null 2>&1; then
     echo "install-deps.sh: not a Debian-like system (no dpkg/apt-get); install these by hand:" >&2

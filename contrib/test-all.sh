@@ -4,19 +4,39 @@
 # SPDX-License-Identifier: BSD-3-Clause
 #
 # One command to test pnbc: install the dependencies, build (reusing an
-# already configured tree), install, and run "make check".  The last line printed
-# is the test runner's "N passed, N failed" summary; the exit status is
-# non-zero if the build failed or any test failed.
+# already configured tree), install, and run "make check" -- on this
+# machine's Open MPI, and on a Debian 12 machine (Open MPI 4.1) also inside
+# a Debian 13 root (Open MPI 5.0, contrib/debian13-root.sh, which runs this
+# same script there), so both supported series are tested.  Each series'
+# summary is printed with its Open MPI version; the last line is the total,
+# "N passed, N failed" (", N skipped" when there are skips).  The exit
+# status is non-zero if a build or any test failed.
 #
 # Environment:
+#   PNBC_SERIES          native: this machine's Open MPI only; all: also
+#                        Open MPI 5.0 in a Debian 13 root (default: all on
+#                        Debian 12 as root, else native)
 #   PNBC_CONFIGURE_ARGS  extra arguments for ./configure (fresh builds)
 #   PNBC_MAKE_JOBS       parallel make jobs for the build (default 2)
 #   PNBC_SKIP_DEPS=1     do not run contrib/install-deps.sh
+#   PNBC_DEBIAN13_ROOT   where the Debian 13 root lives (see debian13-root.sh)
 
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
+
+series=${PNBC_SERIES:-}
+if [ -z "$series" ]; then
+    series=native
+    if [ "$(id -u)" -eq 0 ] && grep -qs '^VERSION_ID="12"' /etc/os-release; then
+        series=all
+    fi
+fi
+case "$series" in
+    native|all) ;;
+    *) echo "test-all.sh: PNBC_SERIES=$series: native or all"; exit 2 ;;
+esac
 
 # mpirun refuses to run as root without these (CI runs as root).
 export OMPI_ALLOW_RUN_AS_ROOT=1
@@ -69,13 +89,63 @@ make_status=${PIPESTATUS[0]}
 set -e
 
 summary=$(cat "$summary_file")
+ompi_version=$(sed -n 's/^OMPI_VERSION = //p' Makefile)
+native_line=
 if [ -z "$summary" ]; then
     echo "test-all.sh: make check (exit status $make_status) ended without the test runner's \"N passed, N failed\" summary"
-    exit 1
+    native_ok=0
+else
+    native_line="openmpi-${ompi_version:-?}: $(printf '%s' "$summary" | sed 's/^[[:space:]]*//')"
+    failed=$(printf '%s\n' "$summary" | sed -n 's/^[[:space:]]*[0-9][0-9]* passed, \([0-9][0-9]*\) failed.*/\1/p')
+    native_ok=1
+    if [ "$make_status" -ne 0 ] || [ "${failed:-1}" -ne 0 ]; then
+        native_ok=0
+    fi
 fi
 
-failed=$(printf '%s\n' "$summary" | sed -n 's/^[[:space:]]*[0-9][0-9]* passed, \([0-9][0-9]*\) failed.*/\1/p')
-if [ "$make_status" -ne 0 ] || [ "${failed:-1}" -ne 0 ]; then
-    exit 1
+if [ "$series" = native ]; then
+    [ -n "$summary" ] || exit 1
+    [ "$native_ok" -eq 1 ] || exit 1
+    exit 0
 fi
-exit 0
+
+# Open MPI 5.0: this script again, inside the Debian 13 root.
+echo
+echo "== test-all.sh: Open MPI 5.0 in a Debian 13 root (contrib/debian13-root.sh)"
+root_log=$(mktemp)
+trap 'rm -f "$summary_file" "$root_log"' EXIT
+set +e
+bash contrib/debian13-root.sh env PNBC_SERIES=native bash contrib/test-all.sh 2>&1 | tee "$root_log"
+root_status=${PIPESTATUS[0]}
+set -e
+root_summary=$(grep -E '^openmpi-[0-9.]+: [0-9]+ passed, [0-9]+ failed' "$root_log" | tail -n 1)
+
+echo
+total_pass=0 total_fail=0 total_skip=0
+add_counts() {
+    local line=$1 n
+    n=$(printf '%s' "$line" | sed -n 's/.*: \([0-9][0-9]*\) passed.*/\1/p'); total_pass=$((total_pass + ${n:-0}))
+    n=$(printf '%s' "$line" | sed -n 's/.* \([0-9][0-9]*\) failed.*/\1/p'); total_fail=$((total_fail + ${n:-0}))
+    n=$(printf '%s' "$line" | sed -n 's/.* \([0-9][0-9]*\) skipped.*/\1/p'); total_skip=$((total_skip + ${n:-0}))
+}
+if [ -n "$native_line" ]; then
+    echo "$native_line"
+    add_counts "$native_line"
+else
+    echo "openmpi-${ompi_version:-?}: no summary (the build or make check failed)"
+    total_fail=$((total_fail + 1))
+fi
+if [ -n "$root_summary" ]; then
+    echo "$root_summary"
+    add_counts "$root_summary"
+else
+    echo "openmpi-5.0 (Debian 13 root): no summary (exit status $root_status: the root, the build or make check failed)"
+    total_fail=$((total_fail + 1))
+fi
+total="$total_pass passed, $total_fail failed"
+[ "$total_skip" -gt 0 ] && total="$total, $total_skip skipped"
+echo "$total"
+if [ "$native_ok" -eq 1 ] && [ "$root_status" -eq 0 ] && [ "$total_fail" -eq 0 ]; then
+    exit 0
+fi
+exit 1

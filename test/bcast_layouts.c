@@ -25,7 +25,7 @@
  * on any.
  */
 #include <mpi.h>
-#include <mpi-ext.h>
+#include "pcoll_names.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

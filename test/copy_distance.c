@@ -15,7 +15,7 @@
  * or the first failures; exit status 1 on any failure.
  */
 #include <mpi.h>
-#include <mpi-ext.h>
+#include "pcoll_names.h"
 
 #include <stdint.h>
 #include <stdio.h>

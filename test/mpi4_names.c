@@ -22,7 +22,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#if MPI_VERSION < 4 && !defined(PNBC_MPI4_H)
+#if MPI_VERSION < 4 && !defined(PNBC_MPI4_H) && !(defined(OMPI_MAJOR_VERSION) && OMPI_MAJOR_VERSION >= 5)
 #error "this MPI has no MPI-4 names: build with mpicc-pnbc or $(pkg-config --cflags --libs pnbc)"
 #endif
 

@@ -42,7 +42,7 @@
 #if defined(MPICH_VERSION) && MPI_VERSION >= 4
 #define MPIX_Allreduce_init MPI_Allreduce_init
 #else
-#include <mpi-ext.h>
+#include "pcoll_names.h"
 #endif
 
 #define NOUT 1000

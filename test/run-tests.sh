@@ -233,15 +233,15 @@ done
 run_case conf_reduce_scatter-shm-fold-np3 "$MPIRUN" $(mpiargs 3) --mca coll_pnbc_shm_frag_bytes 1024 \
     --mca coll_pnbc_shm_stream_frag_bytes 1001 "$(bin conf_reduce_scatter)"
 # shellcheck disable=SC2046,SC2086
-run_case conf_alltoall-shm-refused-np3 "$MPIRUN" $(mpiargs 1) --oversubscribe --mca mpi_yield_when_idle 1 \
-    $SHM_SMALL_BOX env OMPI_MCA_coll_pnbc_shm_single_copy=0 "$(bin conf_alltoall)" : -np 2 "$(bin conf_alltoall)"
+run_case conf_alltoall-shm-refused-np3 "$MPIRUN" $(mpiargs 3) $SHM_SMALL_BOX \
+    "$here/rank0-env.sh" OMPI_MCA_coll_pnbc_shm_single_copy=0 -- "$(bin conf_alltoall)"
 # gather above a box: a root invites its senders to write into its buffer
 # (process_vm_writev, conf_gather-shm-single-copy-np3 above); here rank 0
 # neither invites nor accepts invitations, so as a sender to an inviting
 # root it streams through the boxes instead
 # shellcheck disable=SC2046,SC2086
-run_case conf_gather-shm-uninvited-np3 "$MPIRUN" $(mpiargs 1) --oversubscribe --mca mpi_yield_when_idle 1 \
-    $SHM_SMALL_BOX env OMPI_MCA_coll_pnbc_shm_single_copy=0 "$(bin conf_gather)" --quick : -np 2 "$(bin conf_gather)" --quick
+run_case conf_gather-shm-uninvited-np3 "$MPIRUN" $(mpiargs 3) $SHM_SMALL_BOX \
+    "$here/rank0-env.sh" OMPI_MCA_coll_pnbc_shm_single_copy=0 -- "$(bin conf_gather)" --quick
 # bcast above a box, as on a node with a CPU per process (coll_pnbc_oversubscribed
 # 0 at 3 ranks): offered messages copied by both sides (shared copy: the sender
 # writes the upper half into the receiver's buffer while it reads the lower),
@@ -261,8 +261,8 @@ run_case nbc-shm-shared-np3 bash -c "$expect_output" expect nbc-shared \
     "[1-9][0-9]* offered messages copied by both sides" "$MPIRUN" $(mpiargs 3) $SHM_SHARED \
     --mca coll_pnbc_verbose 2 "$(bin nbc_test)" 20
 # shellcheck disable=SC2046,SC2086
-run_case conformance-shm-shared-refused-np3 "$MPIRUN" $(mpiargs 1) --oversubscribe --mca mpi_yield_when_idle 1 \
-    $SHM_SHARED env OMPI_MCA_coll_pnbc_shm_single_copy=0 "$(bin conformance)" --quick : -np 2 "$(bin conformance)" --quick
+run_case conformance-shm-shared-refused-np3 "$MPIRUN" $(mpiargs 3) $SHM_SHARED \
+    "$here/rank0-env.sh" OMPI_MCA_coll_pnbc_shm_single_copy=0 -- "$(bin conformance)" --quick
 # Receivers that decline single copy, as on a machine where a
 # process_vm_readv is dear (coll_pnbc_shm_single_copy_dear_ns): every
 # receiver declines every message (blocks of 16-80 KiB, 1 KiB boxes: they
@@ -276,21 +276,20 @@ SHM_DEAR="--mca coll_pnbc_shm_single_copy_dear_ns 1 --mca coll_pnbc_shm_single_c
 run_case shm-dear-alltoall-np3 bash -c "$expect_output" expect dear-alltoall \
     "[1-9][0-9]* slots declined single copy" "$MPIRUN" $(mpiargs 3) $SHM_SMALL_BOX $SHM_DEAR \
     --mca coll_pnbc_verbose 2 "$(bin conf_alltoall)"
-DEAR_RANK0="env OMPI_MCA_coll_pnbc_shm_single_copy_dear_ns=1 OMPI_MCA_coll_pnbc_shm_single_copy_dear_min_bytes=100000000"
+DEAR_RANK0="$here/rank0-env.sh OMPI_MCA_coll_pnbc_shm_single_copy_dear_ns=1 OMPI_MCA_coll_pnbc_shm_single_copy_dear_min_bytes=100000000 --"
 # shellcheck disable=SC2046,SC2086
-run_case shm-dear-mixed-alltoall-np3 "$MPIRUN" $(mpiargs 1) --oversubscribe --mca mpi_yield_when_idle 1 \
-    $SHM_SMALL_BOX $DEAR_RANK0 "$(bin conf_alltoall)" : -np 2 "$(bin conf_alltoall)"
+run_case shm-dear-mixed-alltoall-np3 "$MPIRUN" $(mpiargs 3) \
+    $SHM_SMALL_BOX $DEAR_RANK0 "$(bin conf_alltoall)"
 # shellcheck disable=SC2046,SC2086
-run_case shm-dear-mixed-gather-np3 "$MPIRUN" $(mpiargs 1) --oversubscribe --mca mpi_yield_when_idle 1 \
-    $SHM_SMALL_BOX $DEAR_RANK0 "$(bin conf_gather)" --quick : -np 2 "$(bin conf_gather)" --quick
+run_case shm-dear-mixed-gather-np3 "$MPIRUN" $(mpiargs 3) \
+    $SHM_SMALL_BOX $DEAR_RANK0 "$(bin conf_gather)" --quick
 # shellcheck disable=SC2046,SC2086
 run_case shm-dear-mixed-shared-np3 bash -c "$expect_output" expect dear-mixed-shared \
-    "[1-9][0-9]* offered messages copied by both sides" "$MPIRUN" $(mpiargs 1) --oversubscribe \
-    --mca mpi_yield_when_idle 1 $SHM_SHARED --mca coll_pnbc_verbose 2 $DEAR_RANK0 "$(bin conformance)" --quick \
-    : -np 2 "$(bin conformance)" --quick
+    "[1-9][0-9]* offered messages copied by both sides" "$MPIRUN" $(mpiargs 3) \
+    $SHM_SHARED --mca coll_pnbc_verbose 2 $DEAR_RANK0 "$(bin conformance)" --quick
 # shellcheck disable=SC2046,SC2086
-run_case shm-dear-mixed-nbc-np3 "$MPIRUN" $(mpiargs 1) --oversubscribe --mca mpi_yield_when_idle 1 \
-    $SHM_SHARED $DEAR_RANK0 "$(bin nbc_test)" 10 : -np 2 "$(bin nbc_test)" 10
+run_case shm-dear-mixed-nbc-np3 "$MPIRUN" $(mpiargs 3) \
+    $SHM_SHARED $DEAR_RANK0 "$(bin nbc_test)" 10
 # Boxes filled with non-temporal stores (coll_pnbc_shm_nt_min_bytes), here
 # of every size, so that the copy's partial lines at either end and whole
 # lines meet every alignment the sweep's counts give (1 KiB boxes and
@@ -331,9 +330,8 @@ echo "$out" | grep -qE "rank 0: $big" || { echo "FAIL dear-cells: rank 0 built n
 echo "PASS dear-cells"
 '
 # shellcheck disable=SC2046,SC2086
-run_case shm-dear-mixed-nbc-cells-np3 bash -c "$expect_dear_cells" expect "$MPIRUN" $(mpiargs 1) \
-    --oversubscribe --mca mpi_yield_when_idle 1 --mca coll_pnbc_verbose 2 $DEAR_RANK0 "$(bin nbc_test)" 10 \
-    alltoall : -np 2 env OMPI_MCA_coll_pnbc_shm_single_copy_dear_ns=0 "$(bin nbc_test)" 10 alltoall
+run_case shm-dear-mixed-nbc-cells-np3 bash -c "$expect_dear_cells" expect "$MPIRUN" $(mpiargs 3) \
+    --mca coll_pnbc_verbose 2 $DEAR_RANK0 "$(bin nbc_test)" 10 alltoall
 # shellcheck disable=SC2046
 run_case shm-dear-measured-np2 bash -c "$expect_output" expect dear-measured \
     "process_vm_readv of 64 KiB takes [0-9]+ ns here: single copy from [0-9]+ bytes on" \
@@ -361,9 +359,8 @@ DENY_SO="$TEST_BINDIR/deny_cma.so"
 for deny in "write:helps refused by the kernel" "read:offers refused"; do
     # shellcheck disable=SC2046,SC2086
     run_case "conformance-shm-shared-deny${deny%%:*}-np3" bash -c "$expect_output" expect "deny${deny%%:*}" \
-        "[1-9][0-9]* ${deny#*:}" "$MPIRUN" $(mpiargs 1) --oversubscribe \
-        --mca mpi_yield_when_idle 1 $SHM_SHARED --mca coll_pnbc_verbose 2 \
-        env LD_PRELOAD="$DENY_SO" DENY_CMA="${deny%%:*}" "$(bin conformance)" : -np 2 "$(bin conformance)"
+        "[1-9][0-9]* ${deny#*:}" "$MPIRUN" $(mpiargs 3) $SHM_SHARED --mca coll_pnbc_verbose 2 \
+        "$here/rank0-env.sh" LD_PRELOAD="$DENY_SO" DENY_CMA="${deny%%:*}" -- "$(bin conformance)"
 done
 
 # Bcast whose ranks describe the buffer by different (count, datatype)

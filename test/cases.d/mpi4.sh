@@ -15,12 +15,16 @@
 #     (and with plain cc), and run at np 2 and 4;
 # and the wrapper's and the .pc files' flags are checked (mpicc-pnbc -c:
 # an object, no link flags; --showme shows pnbc's flags; pnbc-mpix.pc
-# does not map the names).
+# does not map the names); and a real autoconf run with CC=mpicc-pnbc finds
+# mpi.h, MPI_Init, MPI_Allreduce_init and MPI_Psend_init (with CC=mpicc,
+# on Open MPI 4.1, it must not find MPI_Allreduce_init: the check can
+# fail; on Open MPI 5.0 it finds all of them too).  On Open MPI 5.0 the
+# MPI-4 names are Open MPI's own: the objects call them, not MPIX_ ones.
 #
 # Sourced by run-tests.sh, where it adds the mpi4-* cases; each case runs
 # this file as a script:  bash mpi4.sh MODE [MPIRUN ARGS...]
 #   MODE: wrapper | pkgconfig (build, then run MPIRUN ARGS... PROGRAM)
-#         wrapper-flags | pkgconfig-flags
+#         wrapper-flags | pkgconfig-flags | autoconf
 # Environment: PNBC_PREFIX    install prefix (default /usr/local)
 #              PNBC_LIBDIR    its libdir (default $PNBC_PREFIX/lib)
 #              PNBC_MPICC     Open MPI's mpicc (default mpicc)
@@ -41,6 +45,7 @@ if [[ "${BASH_SOURCE[0]}" != "$0" ]]; then
     done
     run_case mpi4-wrapper-flags bash "$mpi4_self" wrapper-flags
     run_case mpi4-pkgconfig-flags bash "$mpi4_self" pkgconfig-flags
+    run_case mpi4-autoconf bash "$mpi4_self" autoconf
     unset mpi4_np mpi4_self
     return 0
 fi
@@ -72,6 +77,10 @@ run() {
     echo "+ $*"
     "$@"
 }
+# Open MPI 5 has the MPI-4 names itself (its MPI_VERSION is still 3)
+series5=0
+case $("$mpicc" --showme:version 2>&1) in *"Open MPI 5"*|*"Open MPI v5"*) series5=1 ;; esac
+
 # has "TEXT" WORD: TEXT (a flag list) contains WORD as a whole word
 has() {
     case " $1 " in *" $2 "*) return 0 ;; esac
@@ -145,12 +154,14 @@ case $mode in
         run "$wrapper" -c "$src" -o "$tmp/m.o" || fail "mpicc-pnbc -c failed"
         if [ -f "$tmp/m.o" ]; then
             undef=$(nm -u "$tmp/m.o" | awk '{ print $NF }')
-            for f in MPIX_Psend_init MPIX_Precv_init MPIX_Pready MPIX_Pready_range \
-                     MPIX_Pready_list MPIX_Parrived MPIX_Allreduce_init MPIX_Neighbor_alltoallw_init; do
-                grep -qx "$f" <<<"$undef" || fail "the object does not call $f (the MPI-4 names were not mapped)"
-            done
-            for f in MPI_Psend_init MPI_Parrived MPI_Allreduce_init; do
-                grep -qx "$f" <<<"$undef" && fail "the object calls $f, which Open MPI 4.1 does not have"
+            # Open MPI 4.1: the MPI-4 names mapped onto the MPIX_ ones;
+            # Open MPI 5: left as they are (the library's own)
+            for f in Psend_init Precv_init Pready Pready_range Pready_list Parrived Allreduce_init \
+                     Neighbor_alltoallw_init; do
+                want=MPIX_$f other=MPI_$f
+                [ $series5 -eq 1 ] && { want=MPI_$f; other=MPIX_$f; }
+                grep -qx "$want" <<<"$undef" || fail "the object does not call $want"
+                grep -qx "$other" <<<"$undef" && fail "the object calls $other"
             done
             case $(od -An -c -j16 -N1 "$tmp/m.o" | tr -d ' ') in
                 001) ;; # ELF e_type 1: relocatable, not linked
@@ -165,8 +176,9 @@ case $mode in
         inc=$(pkg-config --variable=pnbcincludedir pnbc 2>/dev/null)
         inc=${inc:-$prefix/include/pnbc}
         for s in "$show_c" "$show_l"; do
-            grep -qF -- "-include $inc/pnbc_mpi4.h" <<<"$s" || fail "--showme lacks -include $inc/pnbc_mpi4.h: $s"
+            has "$s" "-I$inc/mpi4" || fail "--showme lacks -I$inc/mpi4: $s"
             has "$s" "-I$inc" || fail "--showme lacks -I$inc: $s"
+            has "$s" -include && fail "--showme force-includes a header: $s"
             has "$s" "$src" || fail "--showme lost the user's arguments: $s"
         done
         has "$show_c" -lpnbc && fail "link flags with -c: $show_c"
@@ -182,7 +194,7 @@ case $mode in
         sl=$("$wrapper" -showme:link) || fail "mpicc-pnbc -showme:link failed"
         echo "mpicc-pnbc -showme:link: $sl"
         has "$sl" -lpnbc || fail "-showme:link lacks -lpnbc: $sl"
-        has "$sl" -include && fail "-showme:link has compile flags: $sl"
+        has "$sl" "-I$inc/mpi4" && fail "-showme:link has compile flags: $sl"
         # linking the object: the program finds libpnbc at run time
         if [ -f "$tmp/m.o" ]; then
             run "$wrapper" "$tmp/m.o" -o "$tmp/m" || fail "mpicc-pnbc could not link the object"
@@ -203,8 +215,9 @@ case $mode in
         echo "pnbc: cflags: $cflags"
         echo "pnbc: libs: $libs"
         inc=$(pkg-config --variable=pnbcincludedir pnbc)
-        grep -qF -- "-include $inc/pnbc_mpi4.h" <<<"$cflags" || fail "pnbc Cflags lack -include $inc/pnbc_mpi4.h"
+        has "$cflags" "-I$inc/mpi4" || fail "pnbc Cflags lack -I$inc/mpi4"
         [ -f "$inc/pnbc_mpi4.h" ] || fail "$inc/pnbc_mpi4.h is not installed"
+        [ -f "$inc/mpi4/mpi.h" ] || fail "$inc/mpi4/mpi.h is not installed"
         [ -f "$inc/mpiext_pnbc_c.h" ] || fail "$inc/mpiext_pnbc_c.h is not installed"
         has "$libs" -lpnbc || fail "pnbc Libs lack -lpnbc"
         for w in $("$mpicc" --showme:compile); do
@@ -216,8 +229,11 @@ case $mode in
         mcflags=$(pkg-config --cflags pnbc-mpix) || fail "pkg-config finds no pnbc-mpix.pc"
         echo "pnbc-mpix: cflags: $mcflags"
         has "$mcflags" -include && fail "pnbc-mpix Cflags force-include a header: $mcflags"
+        has "$mcflags" "-I$inc/mpi4" && fail "pnbc-mpix Cflags have the mapping's mpi4/: $mcflags"
         # shellcheck disable=SC2086
-        if "$mpicc" -c -o "$tmp/x.o" "$src" $mcflags >"$tmp/x.log" 2>&1; then
+        if [ $series5 -eq 1 ]; then
+            :   # Open MPI 5: the MPI-4 names need no mapping
+        elif "$mpicc" -c -o "$tmp/x.o" "$src" $mcflags >"$tmp/x.log" 2>&1; then
             fail "mpi4_names.c compiled without pnbc_mpi4.h: the MPI-4 names are not what the test checks"
         else
             grep -q 'no MPI-4 names' "$tmp/x.log" || { cat "$tmp/x.log"; fail "unexpected error without pnbc_mpi4.h"; }
@@ -229,8 +245,42 @@ int main(void) { return MPIX_Pready(0, MPI_REQUEST_NULL) == 0; }' >"$tmp/mpix.c"
             fail "a program using the MPIX_ names does not build with pnbc-mpix"
         ;;
 
+    autoconf)
+        need_wrapper
+        command -v autoconf >/dev/null 2>&1 || { echo "FAIL mpi4 autoconf: autoconf is not installed"; exit 1; }
+        mkdir -p "$tmp/ac"
+        cat >"$tmp/ac/configure.ac" <<'EOF_AC'
+AC_INIT([mpi4-names-check], [1])
+AC_PROG_CC
+AC_CHECK_HEADER([mpi.h], [], [AC_MSG_ERROR([no usable mpi.h])])
+AC_CHECK_FUNC([MPI_Init], [], [AC_MSG_ERROR([no MPI_Init])])
+AC_CHECK_FUNC([MPI_Allreduce_init], [], [AC_MSG_ERROR([no MPI_Allreduce_init])])
+AC_CHECK_FUNC([MPI_Psend_init], [], [AC_MSG_ERROR([no MPI_Psend_init])])
+AC_OUTPUT
+EOF_AC
+        (cd "$tmp/ac" && run autoconf) || fail "autoconf failed"
+        if (cd "$tmp/ac" && run ./configure CC="$wrapper"); then
+            echo "configure with CC=mpicc-pnbc found mpi.h, MPI_Init, MPI_Allreduce_init, MPI_Psend_init"
+        else
+            tail -n 30 "$tmp/ac/config.log"
+            fail "configure with CC=$wrapper failed"
+        fi
+        # the same with Open MPI's own mpicc: Open MPI 4.1 has no MPI-4 names
+        (cd "$tmp/ac" && rm -f config.cache && ./configure CC="$mpicc" >"$tmp/ac/plain.log" 2>&1)
+        plain=$?
+        cat "$tmp/ac/plain.log"
+        if [ $series5 -eq 1 ]; then
+            [ $plain -eq 0 ] || fail "configure with CC=$mpicc failed on Open MPI 5 (which has the MPI-4 names)"
+        elif [ $plain -eq 0 ]; then
+            fail "configure with CC=$mpicc found MPI_Allreduce_init on Open MPI 4.1: the check cannot fail"
+        else
+            grep -q 'no MPI_Allreduce_init' "$tmp/ac/plain.log" ||
+                fail "configure with CC=$mpicc failed, but not for want of MPI_Allreduce_init"
+        fi
+        ;;
+
     *)
-        echo "usage: bash $0 wrapper|pkgconfig MPIRUN ARGS... | wrapper-flags | pkgconfig-flags" >&2
+        echo "usage: bash $0 wrapper|pkgconfig MPIRUN ARGS... | wrapper-flags | pkgconfig-flags | autoconf" >&2
         exit 2
         ;;
 esac

@@ -6,8 +6,9 @@
  * so MPI-4 source compiles unchanged: the 22 MPI_<Coll>_init map to Open
  * MPI 4.1's MPIX_<Coll>_init (<mpi-ext.h>, pcollreq), the partitioned
  * functions to pnbc's (mpiext_pnbc_c.h).  Under an MPI that has the
- * MPI-4 names itself (MPI_VERSION >= 4: MPICH 4, Open MPI 5) it only
- * includes <mpi.h>.
+ * MPI-4 names itself (MPI_VERSION >= 4: MPICH 4; Open MPI 5, whose
+ * MPI_VERSION is still 3) it only includes <mpi.h> and pnbc's own
+ * extension header.
  */
 
 #ifndef PNBC_MPI4_H
@@ -15,7 +16,7 @@
 
 #include <mpi.h>
 
-#if MPI_VERSION < 4
+#if MPI_VERSION < 4 && !(defined(OMPI_MAJOR_VERSION) && OMPI_MAJOR_VERSION >= 5)
 
 #include <mpi-ext.h>
 #include "mpiext_pnbc_c.h"
@@ -60,6 +61,10 @@
 #define MPI_Pready_list     MPIX_Pready_list
 #define MPI_Parrived        MPIX_Parrived
 
-#endif /* MPI_VERSION < 4 */
+#else /* the MPI-4 names are the library's: only pnbc's channels to add */
+
+#include "mpiext_pnbc_c.h"
+
+#endif /* MPI_VERSION < 4, not Open MPI 5 */
 
 #endif /* PNBC_MPI4_H */
