@@ -26,6 +26,7 @@
  *     (status source MPI_PROC_NULL), K-slack too.
  */
 #include "pnbc_mpi4.h"
+#define CHAN_PROG "chan_misuse"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,29 +35,7 @@
 static int rank, size, fails;
 static MPI_Comm pair;     /* this rank and its partner */
 
-#define CHECK(cond, ...)                                                     \
-    do {                                                                     \
-        if (!(cond)) {                                                       \
-            fails++;                                                         \
-            printf("FAIL chan_misuse rank %d line %d: ", rank, __LINE__);    \
-            printf(__VA_ARGS__);                                             \
-            printf("\n");                                                    \
-            fflush(stdout);                                                  \
-        }                                                                    \
-    } while (0)
-
-static int eclass(int rc)
-{
-    int c = rc;
-    if (MPI_SUCCESS != rc) MPI_Error_class(rc, &c);
-    return c;
-}
-
-#define EXPECT(call, cls)                                                              \
-    do {                                                                               \
-        int c_ = eclass(call);                                                         \
-        CHECK(c_ == (cls), "%s: class %d, expected %s (%d)", #call, c_, #cls, (cls));  \
-    } while (0)
+#include "chan_check.h"
 
 static void local_cases(void)
 {
@@ -184,11 +163,7 @@ static void pair_cases(int peer, int low)
 
 int main(int argc, char **argv)
 {
-    MPI_Init(&argc, &argv);
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
-    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
-    MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
+    chan_init(&argc, &argv, &rank, &size);
     local_cases();
     MPI_Comm_split(MPI_COMM_WORLD, rank / 2, rank, &pair);
     if ((rank ^ 1) < size) pair_cases(rank ^ 1, rank < (rank ^ 1));

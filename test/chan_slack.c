@@ -32,6 +32,7 @@
  * Every value received is checked against the sender's formula.
  */
 #include "pnbc_mpi4.h"
+#define CHAN_PROG "chan_slack"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,29 +40,7 @@
 
 static int rank, size, fails, native;
 
-#define CHECK(cond, ...)                                                     \
-    do {                                                                     \
-        if (!(cond)) {                                                       \
-            fails++;                                                         \
-            printf("FAIL chan_slack rank %d line %d: ", rank, __LINE__);     \
-            printf(__VA_ARGS__);                                             \
-            printf("\n");                                                    \
-            fflush(stdout);                                                  \
-        }                                                                    \
-    } while (0)
-
-static int eclass(int rc)
-{
-    int c = rc;
-    if (MPI_SUCCESS != rc) MPI_Error_class(rc, &c);
-    return c;
-}
-
-#define EXPECT(call, cls)                                                              \
-    do {                                                                               \
-        int c_ = eclass(call);                                                         \
-        CHECK(c_ == (cls), "%s: class %d, expected %s (%d)", #call, c_, #cls, (cls));  \
-    } while (0)
+#include "chan_check.h"
 
 /* ------------------------------------------------ the 5.0 rule, emulated */
 
@@ -304,11 +283,7 @@ static void case_bad(void)
 
 int main(int argc, char **argv)
 {
-    MPI_Init(&argc, &argv);
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
-    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
-    MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
+    chan_init(&argc, &argv, &rank, &size);
     native = NULL != getenv("CHAN_SLACK_NATIVE") && atoi(getenv("CHAN_SLACK_NATIVE"));
     case_bad();
     const int peer = rank ^ 1;
