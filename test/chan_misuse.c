@@ -26,6 +26,7 @@
  *     (status source MPI_PROC_NULL), K-slack too.
  */
 #include "pnbc_mpi4.h"
+#define CHAN_PROG "chan_misuse"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,29 +35,7 @@
 static int rank, size, fails;
 static MPI_Comm pair;     /* this rank and its partner */
 
-#define CHECK(cond, ...)                                                     \
-    do {                                                                     \
-        if (!(cond)) {                                                       \
-            fails++;                                                         \
-            printf("FAIL chan_misuse rank %d line %d: ", rank, __LINE__);    \
-            printf(__VA_ARGS__);                                             \
-            printf("\n");                                                    \
-            fflush(stdout);                                                  \
-        }                                                                    \
-    } while (0)
-
-static int eclass(int rc)
-{
-    int c = rc;
-    if (MPI_SUCCESS != rc) MPI_Error_class(rc, &c);
-    return c;
-}
-
-#define EXPECT(call, cls)                                                              \
-    do {                                                                               \
-        int c_ = eclass(call);                                                         \
-        CHECK(c_ == (cls), "%s: class %d, expected %s (%d)", #call, c_, #cls, (cls));  \
-    } while (0)
+#include "chan_check.h"
 
 static void local_cases(void)
 {
@@ -88,9 +67,9 @@ static void local_cases(void)
     EXPECT(MPIX_Bind_slack_channels(pn, pc, 2, ks, NULL), MPI_SUCCESS);
     for (int it = 0; it < 3; ++it) {
         EXPECT(MPI_Start(&pc[0]), MPI_SUCCESS);
-        EXPECT(MPI_Start(&pc[1]), MPI_SUCCESS);
-        EXPECT(MPI_Start(&pc[1]), MPI_SUCCESS);
-        EXPECT(MPI_Start(&pc[1]), MPI_ERR_REQUEST);     /* 3 > K = 2 */
+        EXPECT(MPIX_Start_slack(&pc[1]), MPI_SUCCESS);
+        EXPECT(MPIX_Start_slack(&pc[1]), MPI_SUCCESS);
+        EXPECT(MPIX_Start_slack(&pc[1]), MPI_ERR_REQUEST);      /* 3 > K = 2 */
         EXPECT(MPI_Wait(&pc[0], MPI_STATUS_IGNORE), MPI_SUCCESS);
         EXPECT(MPI_Wait(&pc[1], &st), MPI_SUCCESS);
         CHECK(MPI_PROC_NULL == st.MPI_SOURCE, "PROC_NULL status source %d", st.MPI_SOURCE);
@@ -154,8 +133,10 @@ static void pair_cases(int peer, int low)
         memset(rbuf, 0, sizeof(rbuf));
         for (int k = 0; k < 3; ++k)
             for (int i = 0; i < 8; ++i) sbuf[k][i] = round * 1000 + k * 10 + i;
-        for (int k = 0; k < 3; ++k) EXPECT(MPI_Start(&ch), MPI_SUCCESS);
-        EXPECT(MPI_Start(&ch), MPI_ERR_REQUEST);        /* the 4th */
+        for (int k = 0; k < 3; ++k) EXPECT(MPIX_Start_slack(&ch), MPI_SUCCESS);
+        EXPECT(MPIX_Start_slack(&ch), MPI_ERR_REQUEST); /* the 4th */
+        MPI_Request two[2] = { ch, ch };
+        EXPECT(MPIX_Startall_slack(2, two), MPI_ERR_REQUEST);  /* refused whole */
         if (1 == round) {
             EXPECT(MPI_Request_free(&ch), MPI_ERR_REQUEST);   /* active */
             /* both sides try to unbind while active: both refused */
@@ -182,11 +163,7 @@ static void pair_cases(int peer, int low)
 
 int main(int argc, char **argv)
 {
-    MPI_Init(&argc, &argv);
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
-    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
-    MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
+    chan_init(&argc, &argv, &rank, &size);
     local_cases();
     MPI_Comm_split(MPI_COMM_WORLD, rank / 2, rank, &pair);
     if ((rank ^ 1) < size) pair_cases(rank ^ 1, rank < (rank ^ 1));

@@ -18,7 +18,7 @@
  *        turned off); after the unbind no channel file is left.
  * slack  K-slack ring, K = 1, 2, 5, 16, address_base_increment default,
  *        2*count (gaps between slots) and -count (slots going down): per
- *        round m = 1..K starts (MPI_Start) then one MPI_Wait; every slot
+ *        round m = 1..K starts (MPIX_Start_slack) then one MPI_Wait; every slot
  *        checked, the gaps must keep the poison.
  * order  MPIX_Bind_channels of 6 channels on two communicators, the two
  *        sides passing them in opposite orders; data routed by tag.
@@ -288,12 +288,12 @@ static void slack_case(int K, int mode, const mtype_t *t, size_t count, int roun
         const int m = 1 + r % K;
         memset(rraw, POISON, span);
         for (int j = 0; j < m; ++j) {       /* receives first: ready semantics */
-            MPI_OK(MPI_Start(&ch[1]));
+            MPI_OK(MPIX_Start_slack(&ch[1]));
         }
         for (int j = 0; j < m; ++j) {
             long s = n + j;
             fill((int *) (sbase + (s % K) * incr * (long) ext), t, count, seed_of(K * 10 + mode, (int) s, rank));
-            MPI_OK(MPI_Start(&ch[0]));
+            MPI_OK(MPIX_Start_slack(&ch[0]));
         }
         MPI_OK(MPI_Wait(&ch[1], MPI_STATUS_IGNORE));
         MPI_OK(MPI_Wait(&ch[0], MPI_STATUS_IGNORE));

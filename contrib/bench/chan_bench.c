@@ -17,7 +17,7 @@
  *           isend   MPI_Irecv + MPI_Isend + MPI_Wait
  * TEST stream: streaming bandwidth (MB/s, 1e6 bytes) from rank 0 to 1 with
  *      8 messages in flight: MODE kslack: a K = 8 slack channel over 8
- *      slots, 8 MPI_Start then one MPI_Wait; MODE window: 8 MPI_Isend
+ *      slots, 8 MPIX_Start_slack then one MPI_Wait; MODE window: 8 MPI_Isend
  *      (MPI_Irecv at the receiver) from/to 8 slots then MPI_Waitall.  The
  *      receiver starts its 8 receives first, then waits.  A batch ends with
  *      a zero-byte ack from the receiver.
@@ -123,10 +123,10 @@ static int stream(st_t *p, int n, int it0)
             if (0 == rank) {
                 for (int k = 0; k < SLOTS; ++k) {
                     mark(p->buf + k * p->bytes, p->bytes, it);
-                    MPI_Start(&p->ch);
+                    MPIX_Start_slack(&p->ch);
                 }
             } else {
-                for (int k = 0; k < SLOTS; ++k) MPI_Start(&p->ch);
+                for (int k = 0; k < SLOTS; ++k) MPIX_Start_slack(&p->ch);
             }
             MPI_Wait(&p->ch, MPI_STATUS_IGNORE);
         } else {

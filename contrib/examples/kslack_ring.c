@@ -8,13 +8,16 @@
  * Rank 0 produces ITEMS records of REC doubles into a ring of K slots;
  * rank 1 consumes them from its own ring of K slots.  Each side binds one
  * persistent request (MPI_Send_init / MPI_Recv_init on slot 0) into a
- * K-slack channel: the n-th MPI_Start moves slot n mod K (the channel
+ * K-slack channel: the n-th start moves slot n mod K (the channel
  * advances the address itself, by address_base_increment elements -- here
  * the default, one record), and one MPI_Wait completes every start made
  * before it.  So the producer fills up to K slots, starting each as soon
  * as it is written, and waits once per K records; the consumer starts K
  * receives ahead (ready semantics: a receive is started before its
- * send) and processes the K records after one wait.
+ * send) and processes the K records after one wait.  The starts are
+ * MPIX_Start_slack: Open MPI 4.1.5+ and 5.0 refuse a second MPI_Start of
+ * a request before its completion call (MPI_Start would do on 4.1.4 and
+ * below, or with --mca mpi_param_check 0).
  *
  *   mpicc-pnbc kslack_ring.c -o kslack_ring     (or -lpnbc, see the README)
  *   mpirun -np 2 ./kslack_ring [K] [ITEMS]
@@ -67,11 +70,11 @@ int main(int argc, char **argv)
                 for (long n = done; n < done + batch; ++n) {
                     double *slot = ring + (n % K) * REC;
                     for (int j = 0; j < REC; ++j) slot[j] = value(n, j);
-                    MPI_Start(&chan);           /* slot n mod K goes out */
+                    MPIX_Start_slack(&chan);    /* slot n mod K goes out */
                 }
                 MPI_Wait(&chan, MPI_STATUS_IGNORE);     /* all K slots free again */
             } else {                            /* consumer */
-                for (long n = done; n < done + batch; ++n) MPI_Start(&chan);
+                for (long n = done; n < done + batch; ++n) MPIX_Start_slack(&chan);
                 MPI_Wait(&chan, MPI_STATUS_IGNORE);
                 for (long n = done; n < done + batch; ++n) {
                     const double *slot = ring + (n % K) * REC;

@@ -24,6 +24,14 @@
 #   chan-alloc-np2       chan_alloc under the alloc_counter preload library:
 #                        no heap call from "pnbc" objects per channel start;
 #                        none kept over bind/unbind rounds.
+#   chan-slack-np2,4     chan_slack: K-slack channels started with
+#                        MPIX_Start_slack / MPIX_Startall_slack under 5.0's
+#                        rule for MPI_Start (an active request is refused),
+#                        emulated by the program on any series; the old way
+#                        (a second MPI_Start) must be refused by it.
+#   chan-slack-native-np2  the same under this Open MPI's own MPI_Start
+#                        (default mpi_param_check): 4.1.5+ and 5.0 must
+#                        refuse the old way, 4.1.4 accept it.
 #   chan-example-*       contrib/examples/kslack_ring.c (the producer/consumer
 #                        circular buffer, checking its data): K = 8 with shm,
 #                        K = 5 without, K = 16 at np 3.
@@ -47,6 +55,13 @@ run_case chan-long-noshm-np2 "$MPIRUN" $(mpiargs 2) --mca coll_pnbc_shm 0 "$(bin
 
 # shellcheck disable=SC2046
 run_case chan-alloc-np2 "$MPIRUN" $(mpiargs 2) $(alloc_args) "$(bin chan_alloc)"
+
+for chan_np in 2 4; do
+    # shellcheck disable=SC2046
+    run_case "chan-slack-np$chan_np" "$MPIRUN" $(mpiargs $chan_np) "$(bin chan_slack)"
+done
+# shellcheck disable=SC2046
+run_case chan-slack-native-np2 "$MPIRUN" $(mpiargs 2) -x CHAN_SLACK_NATIVE=1 "$(bin chan_slack)"
 
 # shellcheck disable=SC2046
 run_case chan-example-np2 "$MPIRUN" $(mpiargs 2) "$(bin chan_example)" 8

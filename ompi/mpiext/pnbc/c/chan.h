@@ -26,6 +26,9 @@
  * the schedule with the executor: its
  * own hooks (chan_request.c) post action n mod K at the n-th start and
  * test the posted ones in order, so up to K transfers are in flight.
+ * The second and later starts of a K-slack channel come through
+ * MPIX_Start_slack / MPIX_Startall_slack (chan_request.c): Open MPI
+ * 4.1.5+ and 5.0 refuse an active request in MPI_Start and MPI_Startall.
  */
 
 #ifndef PNBC_CHAN_H

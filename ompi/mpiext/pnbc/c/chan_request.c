@@ -12,6 +12,17 @@
  *                               MPI_ERR_REQUEST and changes nothing
  *   progress                    test the posted actions in order
  *
+ * Open MPI 4.1.5+ and 5.0 (commit 31f7f777e0): MPI_Start with parameter
+ * checking refuses an ACTIVE request before req_start sees it, and
+ * MPI_Startall always does, so the second and later starts of a K-slack
+ * channel go through MPIX_Start_slack / MPIX_Startall_slack (below):
+ * they start an active channel through start_active directly and hand
+ * everything else to MPI_Start / MPI_Startall.  A request cannot be both
+ * "inactive" for MPI_Start and "not yet complete" for MPI_Test, whose
+ * Open MPI code reports an inactive request complete without looking
+ * further, so the request's state cannot be bent to let MPI_Start
+ * through.
+ *
  * A start posts through the bound transport only (shm: a copy into the
  * slot's boxes and a flag; pml: an isend/irecv from ob1's free lists), so
  * a start allocates nothing.
@@ -24,6 +35,7 @@
  */
 
 #include "chan.h"
+#include "mpiext_pnbc_c.h"
 
 #include "ompi/errhandler/errhandler.h"
 
@@ -107,6 +119,88 @@ static int chan_start_active(pnbc_request_t *base)
         pnbc_request_rearm(base);
     }
     return MPI_SUCCESS;
+}
+
+/* Refuse (change nothing) when an active channel already has K starts. */
+static int slack_check(ompi_request_t *r)
+{
+    if (!pnbc_chan_is_channel(r) || !pnbc_request_is_active((pnbc_request_t *) r)) {
+        return MPI_SUCCESS;
+    }
+    const pnbc_chan_request_t *req = (const pnbc_chan_request_t *) r;
+    return (req->outstanding >= req->slack) ? MPI_ERR_REQUEST : MPI_SUCCESS;
+}
+
+static int slack_error(ompi_request_t *r, int err, const char *name)
+{
+    ompi_communicator_t *comm = pnbc_chan_is_channel(r) ? ((pnbc_request_t *) r)->comm
+                                                        : &ompi_mpi_comm_world.comm;
+    return OMPI_ERRHANDLER_INVOKE(comm, err, name);
+}
+
+/* One more start of an active channel (slack_check passed). */
+static int slack_start_active(ompi_request_t *r, const char *name)
+{
+    pnbc_engine_lock();
+    int err = chan_start_active((pnbc_request_t *) r);
+    pnbc_engine_unlock();
+    return (MPI_SUCCESS == err) ? MPI_SUCCESS : slack_error(r, err, name);
+}
+
+static bool is_active_channel(ompi_request_t *r)
+{
+    return pnbc_chan_is_channel(r) && pnbc_request_is_active((pnbc_request_t *) r);
+}
+
+int MPIX_Start_slack(MPI_Request *request)
+{
+    static const char name[] = "MPIX_Start_slack";
+    if (NULL == request) {
+        return slack_error(NULL, MPI_ERR_REQUEST, name);
+    }
+    if (!is_active_channel(*request)) {
+        return MPI_Start(request);      /* Open MPI's own checks */
+    }
+    int err = slack_check(*request);
+    return (MPI_SUCCESS == err) ? slack_start_active(*request, name)
+                                : slack_error(*request, err, name);
+}
+
+int MPIX_Startall_slack(int count, MPI_Request requests[])
+{
+    static const char name[] = "MPIX_Startall_slack";
+    if (count < 0) {
+        return slack_error(NULL, MPI_ERR_ARG, name);
+    }
+    if (count > 0 && NULL == requests) {
+        return slack_error(NULL, MPI_ERR_REQUEST, name);
+    }
+    /* Every refusal before anything starts: a refused call changes
+     * nothing (the checks MPI_Startall makes itself are left to it). */
+    for (int i = 0; i < count; ++i) {
+        int err = slack_check(requests[i]);
+        if (MPI_SUCCESS != err) {
+            return slack_error(requests[i], err, name);
+        }
+    }
+    /* Runs of other requests go to MPI_Startall as they are (one call per
+     * run, as the user would make it); active channels one by one. */
+    int rc = MPI_SUCCESS;
+    int i = 0;
+    while (i < count && MPI_SUCCESS == rc) {
+        int j = i;
+        while (j < count && !is_active_channel(requests[j])) {
+            ++j;
+        }
+        if (j > i) {
+            rc = MPI_Startall(j - i, &requests[i]);
+        } else {
+            rc = slack_start_active(requests[i], name);
+            j = i + 1;
+        }
+        i = j;
+    }
+    return rc;
 }
 
 static void chan_complete(pnbc_request_t *base)

@@ -43,8 +43,8 @@ int MPIX_Parrived(MPI_Request request, int partition, int *flag);
  * persistence working group's proposals): bind an inactive persistent
  * point-to-point request (MPI_Send_init, ..., MPI_Recv_init) to its
  * peer's into a channel, a new persistent request with ready semantics;
- * a K-slack channel takes up to K MPI_Start calls before a completion
- * call, slot n at base + (n mod K) * address_base_increment * extent.
+ * a K-slack channel takes up to K starts (MPIX_Start_slack) before a
+ * completion call, slot n at base + (n mod K) * address_base_increment * extent.
  * Bind and unbind are blocking over the pair of processes.  `infos` may
  * be NULL. */
 int MPIX_Bind_channel(MPI_Request request_in, MPI_Request *channel, MPI_Info info);
@@ -56,6 +56,14 @@ int MPIX_Bind_slack_channels(MPI_Request requests_in[], MPI_Request channels[], 
                              const int slackness[], MPI_Info infos[]);
 int MPIX_Unbind_channel(MPI_Request *channel);
 int MPIX_Unbind_channels(MPI_Request channels[], int n);
+/* Start like MPI_Start / MPI_Startall, and also start an ACTIVE K-slack
+ * channel that has fewer than K starts since its last completion call.
+ * Open MPI 4.1.5+ and 5.0 refuse an active request in MPI_Start (with
+ * the default parameter checking) and in MPI_Startall: use these for the
+ * second and later starts of a K-slack channel (on any series; any
+ * persistent request may be passed). */
+int MPIX_Start_slack(MPI_Request *request);
+int MPIX_Startall_slack(int count, MPI_Request requests[]);
 
 #if defined(c_plusplus) || defined(__cplusplus)
 }
