@@ -28,6 +28,7 @@
  */
 #define _GNU_SOURCE
 #include "pnbc_mpi4.h"
+#include "shm_dirs.h"
 
 #include <glob.h>
 #include <stdint.h>
@@ -121,11 +122,11 @@ static int chan_files(char ***names, const char *name)
     int n = 0;
     *names = NULL;
     char pat[128];
-    snprintf(pat, sizeof(pat), "/dev/shm/pnbc.*/%s", name);
-    const char *job = getenv("OMPI_MCA_ess_base_jobid");  /* only this job's */
-    if (NULL != job) {
-        snprintf(pat, sizeof(pat), "/dev/shm/pnbc.*.%lx.*/%s", strtoul(job, NULL, 10), name);
+    char job[96];
+    if (!shm_own_token(0, job, sizeof(job))) {
+        return 0;   /* this process has no directory: none of its job's seen */
     }
+    snprintf(pat, sizeof(pat), "/dev/shm/pnbc.*%s*/%s", job, name);  /* only this job's */
     if (0 == glob(pat, 0, NULL, &g)) {
         *names = calloc(g.gl_pathc, sizeof(char *));
         for (size_t i = 0; i < g.gl_pathc; ++i) {

@@ -28,6 +28,7 @@
  * "PASS fault_kill" (used by the script as a control run).
  */
 #include "part_common.h"
+#include "shm_dirs.h"
 
 #include <dirent.h>
 #include <signal.h>
@@ -56,43 +57,13 @@ static double wall_now(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-/* ".<uid>.<jobid hex>." of this process's own pnbc shm directory, which
- * the engine keeps open (a descriptor of /proc/self/fd): its name is
- * pnbc.<node>.<uid>.<jobid hex>.<vpid>.<key>, the node name the runtime's
- * (dots allowed), so the fields are taken from the right.  0 if none. */
-static int own_dir_token(char *token, size_t len)
-{
-    DIR *d = opendir("/proc/self/fd");
-    struct dirent *e;
-    int found = 0;
-    if (!d) return 0;
-    while (!found && (e = readdir(d)) != NULL) {
-        char link[64], target[512];
-        snprintf(link, sizeof link, "/proc/self/fd/%s", e->d_name);
-        ssize_t n = readlink(link, target, sizeof target - 1);
-        if (n <= 0) continue;
-        target[n] = '\0';
-        if (strncmp(target, "/dev/shm/pnbc.", 14) != 0) continue;
-        char *dot[4], *p = target + n;
-        int k = 0;
-        while (k < 4 && p > target + 14) {
-            if (*--p == '.') dot[k++] = p;
-        }
-        if (k < 4) continue;    /* dot[3] .uid. dot[2] .jobid. dot[1] vpid dot[0] key */
-        snprintf(token, len, "%.*s", (int)(dot[1] - dot[3] + 1), dot[3]);
-        found = 1;
-    }
-    closedir(d);
-    return found;
-}
-
 /* Rank 0: the prefix of this job's directories and those that exist. */
 static int write_dirs(const char *out)
 {
     char prefix[100], path[600];
     /* pnbc.<node>.<uid>.<jobid hex>.<vpid>.<key>: match ".<uid>.<jobid hex>."
      * after "pnbc." (the node name is the runtime's) */
-    if (!own_dir_token(prefix, sizeof prefix)) {
+    if (!shm_own_token(0, prefix, sizeof prefix)) {
         printf("FAIL fault_kill: this process has no pnbc shm directory open\n");
         return 0;
     }

@@ -31,6 +31,7 @@
  * compute the right results.
  */
 #include "common.h"
+#include "shm_dirs.h"
 
 #include <dirent.h>
 #include <stdio.h>
@@ -268,13 +269,11 @@ static long rss_kb(void)
  * mark of its lock, "flocked": common_pnbc_shm_dir.c). */
 static int stray_files(void)
 {
-    char *jobid = getenv("OMPI_MCA_ess_base_jobid"), *vpid = getenv("OMPI_MCA_ess_base_vpid");
     char prefix[128], path[512];
     int stray = 0;
-    if (NULL == jobid || NULL == vpid) {
-        return 0;
+    if (!shm_own_token(1, prefix, sizeof(prefix))) {
+        return 0;   /* no directory: nothing stray */
     }
-    snprintf(prefix, sizeof(prefix), ".%lx.%s.", strtoul(jobid, NULL, 10), vpid);
     DIR *d = opendir("/dev/shm"), *sub;
     struct dirent *e, *f;
     while (NULL != d && NULL != (e = readdir(d))) {

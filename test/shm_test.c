@@ -35,6 +35,7 @@
  * Prints one line per failure and, on rank 0, "shm_test: N checks, M failures".
  */
 #include "common.h"
+#include "shm_dirs.h"
 
 #include <dirent.h>
 #include <signal.h>
@@ -433,25 +434,20 @@ static void part_d(int cycles)
 /* ------------------------------------------------------------------ */
 
 /* The transport's directory of a process is
- * pnbc.<node>.<uid>.<jobid hex>.<vpid>.<job instance key>; mpirun (ORTE)
- * passes jobid and vpid in the environment.  Count (and with `print`,
- * list) the /dev/shm entries of this job: of rank `vpid` only, or of any
- * rank (vpid NULL). */
-static int leftovers(const char *vpid, int print)
+ * pnbc.<node>.<uid>.<jobid hex>.<vpid>.<job instance key> (shm_dirs.h
+ * finds the token of this process's or this job's).  Count (and with
+ * `print`, list) the /dev/shm entries whose name holds `token`. */
+static int leftovers(const char *token, int print)
 {
-    char pattern[64];
-    const char *jobid = getenv("OMPI_MCA_ess_base_jobid");
     int n = 0;
     DIR *d;
     struct dirent *e;
 
-    if (NULL == jobid || NULL == (d = opendir("/dev/shm"))) {
+    if (NULL == token || NULL == (d = opendir("/dev/shm"))) {
         return 0;
     }
-    snprintf(pattern, sizeof(pattern), ".%x.%s%s", (unsigned) strtoul(jobid, NULL, 10),
-             NULL != vpid ? vpid : "", NULL != vpid ? "." : "");
     while (NULL != (e = readdir(d))) {
-        if (0 == strncmp(e->d_name, "pnbc.", 5) && NULL != strstr(e->d_name, pattern)) {
+        if (0 == strncmp(e->d_name, "pnbc.", 5) && NULL != strstr(e->d_name, token)) {
             n++;
             if (print) {
                 printf("shm_test: left behind: /dev/shm/%s\n", e->d_name);
@@ -508,8 +504,10 @@ int main(int argc, char **argv)
 
     /* Evidence that part C checks something: with pnbc's shm transport
      * on, each rank that received through it has its directory now. */
-    const char *vpid = getenv("OMPI_MCA_ess_base_vpid");
-    long totals[3], mine[3] = { nchecks, nfail, NULL != vpid ? leftovers(vpid, 0) > 0 : 0 };
+    char own[96], job[96];
+    const int has_dir = shm_own_token(1, own, sizeof own);
+    const int has_job = shm_own_token(0, job, sizeof job);
+    long totals[3], mine[3] = { nchecks, nfail, has_dir ? leftovers(own, 0) > 0 : 0 };
     MPI_Reduce(mine, totals, 3, MPI_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
     ops_free();
     types_free();
@@ -518,7 +516,7 @@ int main(int argc, char **argv)
     watchdog_disarm();
 
     /* C: this rank's directory must be gone */
-    long left = (NULL != vpid) ? leftovers(vpid, 1) : 0;
+    long left = has_dir ? leftovers(own, 1) : 0;
     if (left > 0) {
         printf("FAIL rank %d: %ld pnbc entries left after MPI_Finalize\n", wrank, left);
     }
@@ -526,7 +524,9 @@ int main(int argc, char **argv)
         printf("shm_test: %ld of %d ranks had a pnbc shm directory before MPI_Finalize\n",
                totals[2], wsize);
         usleep(300000);     /* the others finalize too */
-        leftovers(NULL, 1);
+        if (has_job) {
+            (void) leftovers(job, 1);   /* the others' too, for the log */
+        }
         totals[1] += left;
         printf("shm_test (%s, np=%d): %ld checks, %ld failures\n", mode, wsize, totals[0],
                totals[1]);
