@@ -5,7 +5,11 @@
 # The partitioned-communication benchmark (np=2, one node):
 #   1. builds part_bench.c three times:
 #        pnbc   Open MPI 4.1 + libpnbc, MPI-4 names through pnbc_mpi4.h
-#               (mpicc-pnbc if installed, else mpicc + the build tree's libpnbc)
+#               (mpicc-pnbc if installed, else mpicc + the build tree's libpnbc);
+#               Open MPI 5: plain mpicc, Open MPI's own names served by
+#               part/pnbc (--mca part pnbc; a build tree's through
+#               PNBC_COMPONENT_PATH=<tree>/ompi/mca/part/pnbc/.libs)
+#        persist  Open MPI 5 only: the same program with --mca part persist
 #        mpich  MPICH's own partitioned communication (mpicc.mpich)
 #        isend  Open MPI, one MPI_Isend/MPI_Irecv of the whole buffer
 #   2. for each round, for each test group (pingpong, earlybird), runs every
@@ -24,7 +28,7 @@
 #   --sizes LIST       ping-pong totals (default 8,64,4K,64K,1M,4M)
 #   --parts LIST       ping-pong partition counts (default 1,8,64)
 #   --eb LIST          early-bird configurations NxSIZE (default 8x8K,64x1K)
-#   --impls LIST       subset of pnbc,mpich,isend (default: all available)
+#   --impls LIST       subset of pnbc,persist,mpich,isend (default: all available)
 #   --bind none|core   process binding of every run (default none)
 #   --ompi-coll LIST   --mca coll of both Open MPI runs (default ^pnbc: the harness's
 #                      barriers, reductions and MPI_Comm_dup, all outside the timed
@@ -57,7 +61,7 @@ ROUNDS="" BATCHES="" BATCH_MS="" REPS="" WORK_US=20
 SIZES=8,64,4K,64K,1M,4M
 PARTS=1,8,64
 EBS=8x8K,64x1K
-IMPLS_WANTED=pnbc,mpich,isend
+IMPLS_WANTED=pnbc,persist,mpich,isend
 BIND=none
 OMPI_COLL=^pnbc
 OUT=part-bench-results
@@ -111,7 +115,18 @@ BENCH_MPICH="$BUILD_DIR/part_bench.mpich"
 BENCH_ISEND="$BUILD_DIR/part_bench.isend"
 PNBC_LDPATH=""
 PNBC_HOW=""
-if wanted pnbc; then
+# Open MPI 5 has the MPI-4 names itself and its part framework: pnbc is
+# part/pnbc behind them, persist Open MPI's own component.
+OMPI5=0
+case $("$MPICC" --showme:version 2>&1) in *"Open MPI 5"*|*"Open MPI v5"*) OMPI5=1 ;; esac
+if wanted pnbc && [ "$OMPI5" = 1 ]; then
+    echo "building $BENCH_PNBC with $MPICC (Open MPI 5's own MPI-4 names)"
+    PNBC_HOW="\`$MPICC\` (Open MPI 5's \`MPI_Psend_init\` ... served by part/pnbc, \`--mca part pnbc\`)"
+    "$MPICC" -O2 -Wall -I"$HDR_DIR" -o "$BENCH_PNBC" "$HERE/part_bench.c" && IMPLS+=(pnbc)
+    if wanted persist && [[ " ${IMPLS[*]-} " == *" pnbc "* ]]; then
+        IMPLS+=(persist)
+    fi
+elif wanted pnbc; then
     tree=${PNBC_BUILD_TREE:-$SRC_TREE}
     wrapper=${MPICC_PNBC:-}
     if [ -z "$wrapper" ] && [ -n "${PNBC_PREFIX:-}" ] && [ -x "$PNBC_PREFIX/bin/mpicc-pnbc" ]; then
@@ -182,9 +197,17 @@ impl_cmd() {
     esac
     case "$impl" in
         pnbc)
-            printf '%s\n' env "LD_LIBRARY_PATH=$PNBC_LDPATH${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
-                "$MPIRUN" "${OMPI_ARGS[@]}" -x LD_LIBRARY_PATH \
-                "$BENCH_PNBC" -l pnbc -m part -t "$tests" "${common[@]}" ;;
+            if [ "$OMPI5" = 1 ]; then
+                printf '%s\n' "$MPIRUN" "${OMPI_ARGS[@]}" --mca part pnbc \
+                    "$BENCH_PNBC" -l pnbc -m part -t "$tests" "${common[@]}"
+            else
+                printf '%s\n' env "LD_LIBRARY_PATH=$PNBC_LDPATH${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
+                    "$MPIRUN" "${OMPI_ARGS[@]}" -x LD_LIBRARY_PATH \
+                    "$BENCH_PNBC" -l pnbc -m part -t "$tests" "${common[@]}"
+            fi ;;
+        persist)
+            printf '%s\n' "$MPIRUN" "${OMPI_ARGS[@]}" --mca part persist \
+                "$BENCH_PNBC" -l persist -m part -t "$tests" "${common[@]}" ;;
         mpich)
             printf '%s\n' "$MPIEXEC_MPICH" -n 2 -bind-to "$BIND" \
                 "$BENCH_MPICH" -l mpich -m part -t "$tests" "${common[@]}" ;;
