@@ -48,19 +48,9 @@ mca_coll_pnbc_component_t mca_coll_pnbc_component = {
     .cache_probation = 8,
 };
 
-/* One MCA parameter of the component: its name (after coll_pnbc_), help
- * text, type, info level, scope and storage; pnbc_register() registers
- * them all in this order, each with its storage's initial value as its
- * default. */
-typedef struct pnbc_param_t {
-    const char *name;
-    const char *help;
-    mca_base_var_type_t type;
-    mca_base_var_info_lvl_t level;
-    mca_base_var_scope_t scope;
-    void *storage;
-} pnbc_param_t;
-
+/* The component's own MCA parameters, after coll_pnbc_ (pnbc_param_t);
+ * pnbc_register() registers them all in this order, the engine's
+ * (common_pnbc_*) through mca_common_pnbc_register(). */
 static const pnbc_param_t pnbc_params[] = {
     { "priority",
       "Priority of the pnbc coll component (libnbc's is 10; --mca coll ^pnbc "

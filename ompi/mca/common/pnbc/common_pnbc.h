@@ -31,6 +31,7 @@
 #include "ompi/datatype/ompi_datatype.h"
 #include "ompi/op/op.h"
 #include "common_pnbc_compat.h"
+#include "opal/mca/base/mca_base_var.h"
 
 #include <pthread.h>
 #include <string.h>
@@ -230,6 +231,19 @@ OMPI_DECLSPEC void mca_common_pnbc_fini(void);
  * -- takes it here, with its parameters registered, once for all such
  * clients, until MPI_Finalize deletes MPI_COMM_SELF's attributes. */
 OMPI_DECLSPEC int mca_common_pnbc_hold_until_finalize(void);
+/* One MCA parameter of a table of them: its name (after the prefix of
+ * whoever registers it), help text, type, info level, scope and storage,
+ * whose initial value is the default (the engine's table, the coll
+ * component's). */
+typedef struct pnbc_param_t {
+    const char *name;
+    const char *help;
+    mca_base_var_type_t type;
+    mca_base_var_info_lvl_t level;
+    mca_base_var_scope_t scope;
+    void *storage;
+} pnbc_param_t;
+
 /* The engine's MCA parameters (common_pnbc_*, common_pnbc_params.c):
  * every client registers them with its own and deregisters at close. */
 OMPI_DECLSPEC int mca_common_pnbc_register(void);

@@ -18,18 +18,8 @@
 #include "opal/mca/base/mca_base_var.h"
 #include "opal/mca/base/mca_base_var_group.h"
 
-/* One parameter: name (after common_pnbc_), help text, type, info level,
- * scope and storage (its initial value is the default). */
-typedef struct engine_param_t {
-    const char *name;
-    const char *help;
-    mca_base_var_type_t type;
-    mca_base_var_info_lvl_t level;
-    mca_base_var_scope_t scope;
-    void *storage;
-} engine_param_t;
-
-static const engine_param_t engine_params[] = {
+/* The engine's parameters, after common_pnbc_ (pnbc_param_t). */
+static const pnbc_param_t engine_params[] = {
     { "verbose",
       "Verbosity of pnbc: at 1 or more, one line per *_init naming the collective, "
       "the algorithm chosen and the communicator size; at 2, also how many of its "
@@ -215,7 +205,7 @@ int mca_common_pnbc_register(void)
     pnbc_lock(&register_lock);
     if (0 == registered++) {
         for (size_t i = 0; i < sizeof(engine_params) / sizeof(engine_params[0]); ++i) {
-            const engine_param_t *p = &engine_params[i];
+            const pnbc_param_t *p = &engine_params[i];
             const int idx = mca_base_var_register("ompi", "common", "pnbc", p->name, p->help,
                                                   p->type, NULL, 0, 0, p->level, p->scope,
                                                   p->storage);
