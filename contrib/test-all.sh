@@ -84,8 +84,12 @@ fi
 summary_file=$(mktemp)
 trap 'rm -f "$summary_file"' EXIT
 
+# mawk (Debian's default awk) reads a pipe in large blocks: ask it to read
+# line by line so the results show as they come.
+awk_live=()
+if awk -W version 2>&1 | grep -qi mawk; then awk_live=(-W interactive); fi
 set +e
-make -s --no-print-directory check 2>&1 | awk -v sumfile="$summary_file" '
+make -s --no-print-directory check 2>&1 | awk "${awk_live[@]}" -v sumfile="$summary_file" '
     /^[[:space:]]*[0-9]+ passed, [0-9]+ failed/ {
         summary = $0; after = 0; print; fflush(); next
     }
