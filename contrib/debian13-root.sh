@@ -20,6 +20,9 @@
 #   PNBC_DEBIAN13_ROOT  where the root lives (default /var/tmp/pnbc-debian13)
 #   PNBC_DEBIAN13_MIRROR  the mirror to debootstrap from (default: the
 #                       first Debian mirror of this machine's apt sources)
+# Safe to run again: an existing root is reused (no second debootstrap),
+# binds already in place are left as they are, one run at a time per root
+# (a lock file next to it).
 # Needs root (debootstrap, mount, chroot).  Exit status: the command's, or
 # 2 when the root cannot be made.
 
@@ -68,6 +71,12 @@ make_root() {
             { say "cannot install debootstrap" >&2; return 2; }
     fi
     say "making a Debian 13 root in $root from $mirror (once; about a minute)"
+    # A half-made root is removed first: never while something is mounted
+    # under it (rm -rf would descend into the host's /proc, /sys, /dev).
+    if [ -d "$root" ] && awk -v r="$root/" 'index($2 "/", r) == 1 { found = 1 } END { exit !found }' /proc/mounts; then
+        say "$root is half made and has mounts under it; unmount them first" >&2
+        return 2
+    fi
     rm -rf "$root"
     mkdir -p "$root"
     local t0=$SECONDS
@@ -98,6 +107,13 @@ bind() {
     fi
 }
 
+# One run at a time per root (the tree is copied to the same /pnbc).
+mkdir -p "$(dirname "$root")"
+exec 9>"$root.lock"
+if ! flock -w 3600 9; then
+    say "another run holds $root.lock" >&2
+    exit 2
+fi
 make_root || exit 2
 trap unmount_all EXIT
 trap 'unmount_all; exit 130' INT TERM
