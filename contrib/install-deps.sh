@@ -15,7 +15,7 @@ packages=(
     valgrind
     libmpich-dev mpich
     gnuplot-nox
-    iproute2 util-linux
+    iproute2 util-linux procps
     man-db
     pkg-config
 )

@@ -89,6 +89,7 @@ logdir=$(mktemp -d "${TMPDIR:-/tmp}/pnbc-tests.XXXXXX")
 npass=0
 nfail=0
 nskip=0
+ncase=0
 failed_names=()
 t_suite=$(date +%s.%N)
 
@@ -118,8 +119,18 @@ run_case() {
         return 0
     fi
     echo "+ $*" >"$log"
-    timeout -k 15 "$TEST_TIMEOUT" "$@" >>"$log" 2>&1 </dev/null
+    # Each case has its own TMPDIR, removed afterwards: mpirun's session
+    # directory is named after its pid (Open MPI 5's PRRTE refuses to start
+    # when that directory exists), and a launcher killed on purpose or by
+    # the timeout leaves its directory behind for a later mpirun to meet
+    # once pids wrap around.  A failed case's TMPDIR stays with its log
+    # (some cases keep their own logs there).
+    ncase=$((ncase + 1))
+    local casetmp="$logdir/t$ncase"
+    mkdir -p "$casetmp"
+    TMPDIR=$casetmp timeout -k 15 "$TEST_TIMEOUT" "$@" >>"$log" 2>&1 </dev/null
     rc=$?
+    [ $rc -eq 0 ] && rm -rf "$casetmp"
     t1=$(date +%s.%N)
     dur=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf("%.1f", b - a) }')
     if [ $rc -eq 0 ]; then

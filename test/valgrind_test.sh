@@ -60,34 +60,9 @@ if [ ${#logs[@]} -lt 2 ] || ! grep -q "Memcheck" "${logs[@]}"; then
     status=1
 fi
 
-# Split each log into error blocks (separated by "==PID== " blank lines) and
-# classify them.
-report=$(awk -v match_str="$MATCH" '
-    function flush() {
-        if (hdr != "") {
-            invalid = (hdr ~ /Invalid (read|write|free)|Mismatched free|[Oo]verlap/)
-            uninit = (hdr ~ /uninitialised/)
-            mentions = index(buf, match_str) > 0
-            datapath = (buf ~ /mca_pml_|mca_btl_|mca_coll_|opal_convertor|opal_generic_simple|opal_datatype|ompi_datatype|ompi_op_/)
-            if (((invalid || uninit) && mentions) || (invalid && datapath)) {
-                nbad++
-                if (nbad <= 4) printf("---- offending valgrind error %d (%s):\n%s", nbad, FILENAME, buf)
-            } else if (invalid || uninit) {
-                nother++
-            }
-        }
-        buf = ""; hdr = ""
-    }
-    FNR == 1 { flush() }
-    /^==[0-9]+== *$/ { flush(); next }
-    /^==[0-9]+== / {
-        line = $0
-        if (hdr == "" && line ~ /^==[0-9]+== [A-Z]/ && line !~ /Memcheck|Copyright|Using Valgrind|Command:|Parent PID|HEAP SUMMARY|ERROR SUMMARY|For lists|For counts|Rerun with|Use --/) hdr = line
-        if (hdr != "") buf = buf line "\n"
-        next
-    }
-    END { flush(); printf("SUMMARY offending=%d other_ignored=%d\n", nbad + 0, nother + 0) }
-' "${logs[@]}")
+# The error blocks that are pnbc's (vg_errors.awk), with invalid accesses
+# in Open MPI's data path counted too.
+report=$(awk -v pat="$MATCH" -v datapath=1 -f "$(dirname "$0")/vg_errors.awk" "${logs[@]}")
 echo "$report" | grep -v "^SUMMARY" | head -n 200
 summary=$(echo "$report" | grep '^SUMMARY' | tail -n 1)
 nbad=$(echo "$summary" | sed -n 's/.*offending=\([0-9]*\).*/\1/p')
