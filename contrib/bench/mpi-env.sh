@@ -244,7 +244,8 @@ bench_rounds() {
 }
 
 # One run of bench_rounds.  Usage: bench_run PROGRESS ROUND KIND ITEM IMPL CMD...
-# Prints PROGRESS and the outcome; skips IMPL if it timed out before; waits up
+# Prints PROGRESS and the outcome; skips IMPL's runs of ITEM if one timed out
+# before (a hang of one implementation in one test); waits up
 # to QUIET_WAIT s (within quiet_left) for idle CPUs; runs CMD under RUN_TIMEOUT;
 # logs to LOG ("### round=ROUND KIND=ITEM impl=IMPL"); records data-check
 # failures, the failure and BENCH_ERR_CONTEXT (default 0) error lines of its
@@ -253,7 +254,7 @@ bench_rounds() {
 bench_run() {
     local progress=$1 round=$2 kind=$3 item=$4 impl=$5 wmax t_wait t_run out rc
     shift 5
-    if [ -n "${DEAD[$impl]:-}" ]; then
+    if [ -n "${DEAD[$impl/$item]:-}" ]; then
         printf '%s skipped (timed out before)\n' "$progress"
         return
     fi
@@ -284,7 +285,7 @@ bench_run() {
         echo "FAILED (exit $rc, ${t_run} s)"
         status=1
         # a hung implementation would eat the time of every later run
-        [ $rc -eq 124 ] || [ $rc -eq 137 ] && DEAD[$impl]=1
+        [ $rc -eq 124 ] || [ $rc -eq 137 ] && DEAD[$impl/$item]=1
     else
         echo "ok ($(printf '%s\n' "$out" | grep -c ,) rows, ${t_run} s)"
     fi

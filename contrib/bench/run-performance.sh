@@ -67,12 +67,15 @@ if [ "$series" = 5.0 ]; then
         inner=/tmp/pnbc-perf-$commit
         rm -rf "$root$inner"
         args=(--series native --suites "$suites" --out "$inner" --no-page "${quick[@]}")
+        rc=0
         bash contrib/debian13-root.sh env PNBC_PERF_COMMIT="$commit" \
-            bash contrib/bench/run-performance.sh "${args[@]}"
+            bash contrib/bench/run-performance.sh "${args[@]}" || rc=$?
+        [ -f "$root$inner/meta" ] || exit "$((rc ? rc : 1))"
         mkdir -p "$out"
         cp -r "$root$inner"/. "$out"/
-        [ -z "$page" ] || python3 contrib/bench/perf_page.py "$page" "$out"
-        exit 0
+        [ -z "$page" ] || python3 contrib/bench/perf_page.py "$page" "$out" || rc=1
+        echo "run-performance.sh: results in $out${page:+, tables rewritten in $page}"
+        exit "$rc"
     fi
 elif [ "$series" != native ]; then
     echo "run-performance.sh: --series native or 5.0" >&2
