@@ -125,7 +125,6 @@ deb_version=$(dpkg-parsechangelog -l "$top/debian/changelog" -SVersion)
     fail "debian/changelog's version $deb_version is not configure.ac's $ac_version"
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/pnbc-deb.XXXXXX") || exit 1
-chmod 755 "$tmp"
 installed=0 saved=0
 restore() {
     echo "+ restoring the files found before the install"
@@ -149,7 +148,7 @@ trap 'exit 1' INT TERM HUP
 phase "copy the source tree"
 src=$tmp/pnbc-$ac_version
 mkdir -p "$src"
-if git -C "$top" rev-parse --show-toplevel >/dev/null 2>&1; then
+if [ "$(git -C "$top" rev-parse --show-toplevel 2>/dev/null)" = "$top" ]; then
     # the files git knows (untracked ones too, not ignored ones), as they are
     (cd "$top" && git ls-files -z -co --exclude-standard |
         tar --null --ignore-failed-read -cf - -T - 2>/dev/null) | tar -xf - -C "$src" ||
