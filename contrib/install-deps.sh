@@ -19,7 +19,7 @@ packages=(
     man-db
     pkg-config
     # the Debian package (debian/, test case deb-package-np2)
-    debhelper dpkg-dev fakeroot lintian
+    build-essential debhelper dpkg-dev fakeroot lintian
 )
 # Debian 13 and later (Open MPI 5): the tests of Open MPI's own Fortran and
 # Python bindings reaching pnbc.
