@@ -155,8 +155,10 @@ if [ "$(git -C "$top" rev-parse --show-toplevel 2>/dev/null)" = "$top" ]; then
         die "could not copy the tree's files"
 elif build=$(cd "${TEST_BINDIR:-$top/test}/.." && pwd) && [ -f "$build/Makefile" ]; then
     # not a git checkout, configured: the distribution's files (make
-    # distdir of the build tree, written into the copy)
-    make -s -C "$build" distdir distdir="$src" >"$tmp/distdir.log" 2>&1 || {
+    # distdir of the build tree, written into the copy; automake wants the
+    # directory relative to the build tree)
+    make -s -C "$build" distdir distdir="$(realpath --relative-to="$build" "$src")" \
+        >"$tmp/distdir.log" 2>&1 || {
         tail -n 20 "$tmp/distdir.log"; die "make distdir failed"; }
 else
     # a tree never configured: all of it
