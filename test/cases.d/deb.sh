@@ -48,6 +48,7 @@
 # as a script:  bash deb.sh
 # Environment: MPIRUN, PNBC_MPI_ARGS (from run-tests.sh), OMPI_INFO,
 #              DEB_JOBS (parallel jobs of the package build, default 2)
+#              DEB_OUTDIR (if set, the built .deb is copied there)
 
 if [[ "${BASH_SOURCE[0]}" != "$0" ]]; then
     # ---- sourced by run-tests.sh: the case ----
@@ -71,20 +72,18 @@ unset MAKEFLAGS MFLAGS MAKELEVEL MAKEOVERRIDES DESTDIR CC CFLAGS CPPFLAGS LDFLAG
 unset OMPI_MCA_mca_base_component_path PMIX_MCA_mca_base_component_path LD_LIBRARY_PATH
 export LC_ALL=C
 
-skip() {
-    echo "SKIP deb-package: $*"
-    exit 77
-}
+# fail [-x] MESSAGE: a check failed (-x: one the case cannot go on after)
 nfail=0
 fail() {
+    local stop=
+    if [ "$1" = -x ]; then stop=1; shift; fi
     echo "FAIL deb-package: $*"
     nfail=$((nfail + 1))
-}
-die() {
-    fail "$@"
+    [ -z "$stop" ] && return 0
     echo "FAIL deb-package: $nfail check(s) failed"
     exit 1
 }
+skip() { echo "SKIP deb-package: $*"; exit 77; }
 # phase NAME: print the time the last phase took
 t_last=$SECONDS
 phase() {
@@ -97,9 +96,9 @@ for tool in dpkg-buildpackage dpkg-deb dpkg-query apt-get; do
     command -v "$tool" >/dev/null 2>&1 || skip "no $tool (Debian: dpkg-dev, apt)"
 done
 command -v dh >/dev/null 2>&1 || skip "no dh (Debian: debhelper)"
-[ -f "$top/debian/control" ] || die "no debian/control in $top"
+[ -f "$top/debian/control" ] || fail -x "no debian/control in $top"
 pkg=$(sed -n 's/^Package: *//p' "$top/debian/control" | head -n 1)
-[ -n "$pkg" ] || die "debian/control names no binary package"
+[ -n "$pkg" ] || fail -x "debian/control names no binary package"
 if dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -qv 'not-installed'; then
     skip "$pkg is installed already (this case would remove it)"
 fi
@@ -109,11 +108,11 @@ pkglibdir=$("$ompi_info" --parsable --path pkglibdir 2>/dev/null | sed -n 's/^pa
 ompi_libdir=$("$ompi_info" --parsable --path libdir 2>/dev/null | sed -n 's/^path:libdir://p')
 series=$("$ompi_info" --parsable 2>/dev/null |
     sed -n 's/^ompi:version:full:\([0-9]*\.[0-9]*\).*/\1/p' | head -n 1)
-if [ -z "$pkglibdir" ] || [ -z "$series" ]; then die "$ompi_info names no pkglibdir or version"; fi
+if [ -z "$pkglibdir" ] || [ -z "$series" ]; then fail -x "$ompi_info names no pkglibdir or version"; fi
 libmpi=$(readlink -f "$ompi_libdir/libmpi.so")
 ompi_pkg=$(dpkg-query -S "$libmpi" 2>/dev/null | sed -n 's/^\([^:,]*\):.*/\1/p' | head -n 1)
 ompi_arch=$(dpkg-query -S "$libmpi" 2>/dev/null | sed -n 's/^[^:,]*:\([a-z0-9-]*\): .*/\1/p' | head -n 1)
-[ -n "$ompi_pkg" ] || die "no package holds Open MPI's $libmpi"
+[ -n "$ompi_pkg" ] || fail -x "no package holds Open MPI's $libmpi"
 ompi_ver=$(dpkg-query -W -f='${Version}' "$ompi_pkg${ompi_arch:+:$ompi_arch}")
 multiarch=$(dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null) || multiarch=$(gcc -print-multiarch)
 libdir=/usr/lib/$multiarch
@@ -152,33 +151,36 @@ if [ "$(git -C "$top" rev-parse --show-toplevel 2>/dev/null)" = "$top" ]; then
     # the files git knows (untracked ones too, not ignored ones), as they are
     (cd "$top" && git ls-files -z -co --exclude-standard |
         tar --null --ignore-failed-read -cf - -T - 2>/dev/null) | tar -xf - -C "$src" ||
-        die "could not copy the tree's files"
+        fail -x "could not copy the tree's files"
 elif build=$(cd "${TEST_BINDIR:-$top/test}/.." && pwd) && [ -f "$build/Makefile" ]; then
     # not a git checkout, configured: the distribution's files (make
     # distdir of the build tree, written into the copy; automake wants the
     # directory relative to the build tree)
     make -s -C "$build" distdir distdir="$(realpath --relative-to="$build" "$src")" \
         >"$tmp/distdir.log" 2>&1 || {
-        tail -n 20 "$tmp/distdir.log"; die "make distdir failed"; }
+        tail -n 20 "$tmp/distdir.log"; fail -x "make distdir failed"; }
 else
     # a tree never configured: all of it
-    tar -C "$top" -cf - . | tar -xf - -C "$src" || die "could not copy $top"
+    tar -C "$top" -cf - . | tar -xf - -C "$src" || fail -x "could not copy $top"
 fi
-[ -f "$src/debian/rules" ] || die "the copy has no debian/rules (not in git or in EXTRA_DIST?)"
+[ -f "$src/debian/rules" ] || fail -x "the copy has no debian/rules (not in git or in EXTRA_DIST?)"
 
 phase "dpkg-buildpackage -b -us -uc"
 (cd "$src" && DEB_BUILD_OPTIONS="nocheck noddebs parallel=${DEB_JOBS:-2}" \
     dpkg-buildpackage -b -us -uc) >"$tmp/build.log" 2>&1 || {
     grep -E 'error|Error|unmet' "$tmp/build.log" | head -n 20
     tail -n 30 "$tmp/build.log"
-    die "dpkg-buildpackage failed"
+    fail -x "dpkg-buildpackage failed"
 }
 grep -E '^(dpkg-deb: building|debian/rules: pnbc:OpenMPI)' "$tmp/build.log"
 debs=("$tmp/${pkg}_${ac_version}_"*.deb)
 if [ ${#debs[@]} -ne 1 ] || [ ! -f "${debs[0]}" ]; then
-    die "expected one ${pkg}_${ac_version}_*.deb, got: ${debs[*]}"
+    fail -x "expected one ${pkg}_${ac_version}_*.deb, got: ${debs[*]}"
 fi
 deb=${debs[0]}
+if [ -n "${DEB_OUTDIR:-}" ]; then
+    cp "$deb" "$DEB_OUTDIR"/ || fail "could not copy $deb to $DEB_OUTDIR"
+fi
 
 # the exact Open MPI library it was built with
 depends=$(dpkg-deb -f "$deb" Depends)
@@ -232,22 +234,22 @@ for f in "${contents[@]}"; do
         before[$f]=1
         if [ ! -d "$f" ] || [ -L "$f" ]; then
             owner=$(dpkg-query -S "$f" 2>/dev/null | sed -n 's/^\([^:,]*\).*/\1/p' | head -n 1)
-            [ -z "$owner" ] || die "$f belongs to the package $owner"
+            [ -z "$owner" ] || fail -x "$f belongs to the package $owner"
             save+=("${f#/}")
         fi
     fi
 done
 if [ ${#save[@]} -gt 0 ]; then
     echo "saving ${#save[@]} file(s) found where the package puts its own: ${save[*]}"
-    tar -cpf "$tmp/saved.tar" -C / "${save[@]}" || die "could not save ${save[*]}"
+    tar -cpf "$tmp/saved.tar" -C / "${save[@]}" || fail -x "could not save ${save[*]}"
     saved=1
 fi
 
 installed=1
 DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
     -o DPkg::Lock::Timeout=120 "$deb" </dev/null >"$tmp/install.log" 2>&1 || {
-    tail -n 20 "$tmp/install.log"; die "apt-get install $deb failed"; }
-[ "$(dpkg-query -W -f='${Status}' "$pkg")" = "install ok installed" ] || die "$pkg is not installed"
+    tail -n 20 "$tmp/install.log"; fail -x "apt-get install $deb failed"; }
+[ "$(dpkg-query -W -f='${Status}' "$pkg")" = "install ok installed" ] || fail -x "$pkg is not installed"
 mapfile -t listed < <(dpkg -L "$pkg")
 for f in "${want[@]}"; do
     printf '%s\n' "${listed[@]}" | grep -qxF "$f" || fail "dpkg -L $pkg lacks $f"
@@ -282,7 +284,7 @@ phase "build test/mpi4_names.c with /usr/bin/mpicc-pnbc"
 prog=$tmp/mpi4_names
 echo "+ /usr/bin/mpicc-pnbc -O2 -o $prog $top/test/mpi4_names.c"
 "${renv[@]}" /usr/bin/mpicc-pnbc -O2 -o "$prog" "$top/test/mpi4_names.c" ||
-    die "the installed mpicc-pnbc could not build mpi4_names.c"
+    fail -x "the installed mpicc-pnbc could not build mpi4_names.c"
 lib=$("${renv[@]}" ldd "$prog" | awk '$1 ~ /^libpnbc\.so/ { print $3 }')
 echo "libpnbc: ${lib:-not linked}"
 # (Open MPI 5: the program calls only Open MPI's own functions, and the
@@ -336,7 +338,7 @@ case " $pc " in *" -lpnbc "*) ;; *) fail "pkg-config finds no pnbc.pc in $libdir
 # ---- 3. purge: nothing of it stays ----
 phase "purge"
 apt-get purge -y -o DPkg::Lock::Timeout=120 "$pkg" </dev/null >"$tmp/purge.log" 2>&1 || {
-    tail -n 20 "$tmp/purge.log"; die "apt-get purge $pkg failed"; }
+    tail -n 20 "$tmp/purge.log"; fail -x "apt-get purge $pkg failed"; }
 installed=0
 dpkg-query -W "$pkg" >/dev/null 2>&1 && fail "dpkg still has a record of $pkg"
 ls /var/lib/dpkg/info/"$pkg".* >/dev/null 2>&1 && fail "dpkg still has $pkg's files in /var/lib/dpkg/info"
