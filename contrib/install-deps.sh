@@ -18,6 +18,8 @@ packages=(
     iproute2 util-linux procps
     man-db
     pkg-config
+    # the Debian package (debian/, test case deb-package-np2)
+    build-essential debhelper dpkg-dev fakeroot lintian
 )
 # Debian 13 and later (Open MPI 5): the tests of Open MPI's own Fortran and
 # Python bindings reaching pnbc.
