@@ -406,6 +406,11 @@ def main(argv):
     if wrong:
         res = {k: v for k, v in res.items() if (k[0], k[1], int(k[2])) not in wrong}
         title += "; wrong results left out"
+    # the floor as one more line (bar) of each panel
+    for coll, nbytes, np_ in {k[1:] for k in res}:
+        fl = floor_us(floor, coll, nbytes, np_)
+        if fl is not None:
+            res[("floor", coll, nbytes, np_)] = {"median_us": fl, "min_us": fl}
     png = None
     if plot in ("auto", "gnuplot") and shutil.which("gnuplot"):
         png = plot_gnuplot(res, outdir, title)
