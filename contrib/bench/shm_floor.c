@@ -12,13 +12,16 @@
  *           cache lines).  Any transport built on shared memory pays at
  *           least this.  The mapping is made for each size (boxes of up to
  *           1 GiB); both processes have touched their buffers and met on a
- *           start flag before the clock starts.
+ *           start flag before the clock starts.  Boxes and buffers begin on
+ *           pages: no copy has its destination just past its source modulo
+ *           4 KiB, which makes memcpy several times slower on some CPUs
+ *           (memcpy_distance.c).
  *   flag    (-f) the bare flag exchange: the same ping-pong with no box,
  *           8 bytes carried in the flag word itself (one cache line each
  *           way): what any exchange of 8 bytes or a barrier of two
  *           processes pays at least.
- *   memcpy  one memcpy of the message between two buffers of one process
- *           (warm): a lower bound for any transfer that copies the data
+ *   memcpy  one memcpy of the message between two page-aligned buffers of
+ *           one process (warm): a lower bound for any transfer that copies the data
  *           once, before the data even crosses cores.
  *
  * Output: chan_bench's CSV lines, "floor,pingpong,box|flag|memcpy,BYTES,US".
@@ -37,6 +40,7 @@
 #include "bench_util.h"
 
 #define LINE 128
+#define PAGE 4096
 #define BOX_MAX (1L << 30)
 
 typedef struct {
@@ -44,8 +48,8 @@ typedef struct {
     char pad[LINE - sizeof(uint64_t)];
 } flag_t;
 
-/* The shared area: a flag per direction and a start flag; then (box mode)
- * a box per direction, each `stride` bytes. */
+/* The shared area: a flag per direction and a start flag; then (box mode),
+ * from the next page on, a box per direction, each `stride` bytes. */
 typedef struct {
     flag_t to[2];
     flag_t ready;
@@ -53,7 +57,7 @@ typedef struct {
 
 static char *box_of(area_t *a, size_t stride, int side)
 {
-    return (char *) a + sizeof(area_t) + (size_t) side * stride;
+    return (char *) a + PAGE + (size_t) side * stride;
 }
 
 /* Side `me` of n round trips (side 0 starts; bytes 0: the flag alone);
@@ -91,11 +95,11 @@ static double pingpong(area_t *a, size_t stride, int me, size_t bytes, long n, c
 static double pingpong_us(size_t bytes, int flag_only, double seconds)
 {
     const size_t copied = flag_only ? 0 : bytes;
-    const size_t stride = (copied + LINE - 1) / LINE * LINE;
-    const size_t len = sizeof(area_t) + 2 * stride;
+    const size_t stride = (copied + PAGE - 1) / PAGE * PAGE;
+    const size_t len = PAGE + 2 * stride;
     area_t *a = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS | MAP_POPULATE,
                      -1, 0);
-    char *mine = malloc(copied + 1);
+    char *mine = aligned_alloc(PAGE, stride + PAGE);
     if (MAP_FAILED == (void *) a || NULL == mine) {
         return -1.0;
     }
@@ -128,7 +132,8 @@ static double pingpong_us(size_t bytes, int flag_only, double seconds)
 
 static double memcpy_us(size_t bytes, double seconds)
 {
-    char *src = malloc(bytes + 1), *dst = malloc(bytes + 1);
+    const size_t room = (bytes + PAGE) / PAGE * PAGE;
+    char *src = aligned_alloc(PAGE, room), *dst = aligned_alloc(PAGE, room);
     if (NULL == src || NULL == dst) {
         return -1.0;
     }
