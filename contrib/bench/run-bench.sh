@@ -164,7 +164,7 @@ if [ ${#IMPLS[@]} -eq 0 ]; then
     exit 1
 fi
 # the floor of each collective's cells: shm_floor's arguments (bench_report.py
-# defines the floors), timed as long as a cell's batches
+# defines the floors), in as many and as long batches as a cell's
 declare -A FLOOR_ARGS=()
 if [ "$FLOOR" = 1 ]; then
     IMPLS+=(floor)
@@ -179,7 +179,7 @@ impl_cmd() {
     local common=(-b "$BATCHES" -T "$BATCH_MS" -w "$WARM_MS" -p "$PROBES" -s "$SIZES" -c "$2")
     case "$impl" in
         floor)
-            printf '%s\n' "$BENCH_FLOOR" -T "$((BATCHES * BATCH_MS))" "${FLOOR_ARGS[$2]}" ;;
+            printf '%s\n' "$BENCH_FLOOR" -b "$BATCHES" -T "$BATCH_MS" "${FLOOR_ARGS[$2]}" ;;
         pnbc|pnbc-standin)
             printf '%s\n' "$MPIRUN" -np "$NP" "${OMPI_NP_ARGS[@]}" --mca coll "$PNBC_IMPL_COLLS" \
                 "$BENCH_OMPI" -l "$impl" -m persistent "${common[@]}" ;;

@@ -96,7 +96,7 @@ run_job() {
     [ "$test" = stream ] && sizes=$STREAM_SIZES
     local args=(-l "$label" -m "$mode" -t "$test" -s "$sizes" -b "$BATCHES" -T "$BATCH_MS")
     if [ "$label" = floor ]; then
-        timeout 300 "$BENCH_FLOOR" -s "$sizes" -T "$((BATCHES * BATCH_MS))"
+        timeout 300 "$BENCH_FLOOR" -s "$sizes" -b "$BATCHES" -T "$BATCH_MS"
     elif [ "$label" = mpich ]; then
         timeout 300 "$MPIEXEC_MPICH" -n 2 "$BENCH_MPICH" "${args[@]}"
     else

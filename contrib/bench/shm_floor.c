@@ -24,8 +24,13 @@
  *           one process (warm): a lower bound for any transfer that copies the data
  *           once, before the data even crosses cores.
  *
+ * Each value is the median over BATCHES (-b, default 1, at most 64) batches
+ * of about MS (-T, default 200) milliseconds; a ping-pong's batches run in
+ * one launch of the two processes, after a calibration of its length.
+ *
  * Output: chan_bench's CSV lines, "floor,pingpong,box|flag|memcpy,BYTES,US".
- * Usage: shm_floor [-s SIZES] [-T MS] [-f]   (SIZES: comma list, K/M allowed)
+ * Usage: shm_floor [-s SIZES] [-b BATCHES] [-T MS] [-f]
+ *        (SIZES: comma list, K/M allowed)
  */
 
 #include <stdint.h>
@@ -41,6 +46,7 @@
 
 #define LINE 128
 #define PAGE 4096
+#define BATCH_MAX 64
 #define BOX_MAX (1L << 30)
 
 typedef struct {
@@ -60,9 +66,11 @@ static char *box_of(area_t *a, size_t stride, int side)
     return (char *) a + PAGE + (size_t) side * stride;
 }
 
-/* Side `me` of n round trips (side 0 starts; bytes 0: the flag alone);
- * returns seconds, from the moment both sides are ready. */
-static double pingpong(area_t *a, size_t stride, int me, size_t bytes, long n, char *mine)
+/* Side `me` of `batches` batches of n round trips each (side 0 starts;
+ * bytes 0: the flag alone), from the moment both sides are ready; each
+ * batch's seconds go to bt[]. */
+static void pingpong(area_t *a, size_t stride, int me, size_t bytes, long n, int batches,
+                     char *mine, double *bt)
 {
     const int other = 1 - me;
     char *const out = box_of(a, stride, other), *const in = box_of(a, stride, me);
@@ -73,26 +81,49 @@ static double pingpong(area_t *a, size_t stride, int me, size_t bytes, long n, c
         while (0 == __atomic_load_n(&a->ready.flag, __ATOMIC_ACQUIRE)) {
         }
     }
-    double t0 = bench_now();
-    for (long i = 1; i <= n; ++i) {
-        if (0 == me) {
-            memcpy(out, mine, bytes);
-            __atomic_store_n(&a->to[other].flag, (uint64_t) i, __ATOMIC_RELEASE);
+    uint64_t i = 0;
+    for (int b = 0; b < batches; ++b) {
+        const double t0 = bench_now();
+        for (long k = 0; k < n; ++k) {
+            ++i;
+            if (0 == me) {
+                memcpy(out, mine, bytes);
+                __atomic_store_n(&a->to[other].flag, i, __ATOMIC_RELEASE);
+            }
+            while (__atomic_load_n(&a->to[me].flag, __ATOMIC_ACQUIRE) != i) {
+            }
+            memcpy(mine, in, bytes);
+            if (1 == me) {
+                memcpy(out, mine, bytes);
+                __atomic_store_n(&a->to[other].flag, i, __ATOMIC_RELEASE);
+            }
         }
-        while (__atomic_load_n(&a->to[me].flag, __ATOMIC_ACQUIRE) != (uint64_t) i) {
-        }
-        memcpy(mine, in, bytes);
-        if (1 == me) {
-            memcpy(out, mine, bytes);
-            __atomic_store_n(&a->to[other].flag, (uint64_t) i, __ATOMIC_RELEASE);
-        }
+        bt[b] = bench_now() - t0;
     }
-    return bench_now() - t0;
+}
+
+/* One launch of the two sides; side 0's batch times in bt; 0 on success. */
+static int launch(area_t *a, size_t stride, size_t bytes, long n, int batches, char *mine,
+                  double *bt)
+{
+    memset(a, 0, sizeof(area_t));
+    pid_t child = fork();
+    if (child < 0) {
+        return -1;
+    }
+    if (0 == child) {
+        pingpong(a, stride, 1, bytes, n, batches, mine, bt);
+        _exit(0);
+    }
+    pingpong(a, stride, 0, bytes, n, batches, mine, bt);
+    waitpid(child, NULL, 0);
+    return 0;
 }
 
 /* Half round trip in µs of `bytes` through boxes (flag_only: 8 bytes in
- * the flag word, no box), timed for about `seconds`; -1 on failure. */
-static double pingpong_us(size_t bytes, int flag_only, double seconds)
+ * the flag word, no box): the median over `batches` batches of about
+ * `seconds` each; -1 on failure. */
+static double pingpong_us(size_t bytes, int flag_only, double seconds, int batches)
 {
     const size_t copied = flag_only ? 0 : bytes;
     const size_t stride = (copied + PAGE - 1) / PAGE * PAGE;
@@ -100,64 +131,65 @@ static double pingpong_us(size_t bytes, int flag_only, double seconds)
     area_t *a = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS | MAP_POPULATE,
                      -1, 0);
     char *mine = aligned_alloc(PAGE, stride + PAGE);
+    double bt[BATCH_MAX], us = -1.0;
     if (MAP_FAILED == (void *) a || NULL == mine) {
         return -1.0;
     }
     memset(box_of(a, stride, 0), 0, 2 * stride);
-    /* calibrate n on short runs, then time it: both sides run n trips */
+    /* calibrate on single batches of 4 times more trips each (from few for
+     * large messages), by the fastest: a run in which the other side lost
+     * its core must not shorten the batches */
     long n = copied <= 4096 ? 1000 : 4 + (long) (4194304 / copied);
-    double us = -1.0;
-    for (;;) {
-        memset(a, 0, sizeof(area_t));
-        pid_t child = fork();
-        if (child < 0) {
-            break;
-        }
-        if (0 == child) {
-            pingpong(a, stride, 1, copied, n, mine);
-            _exit(0);
-        }
-        double t = pingpong(a, stride, 0, copied, n, mine);
-        waitpid(child, NULL, 0);
-        if (t >= seconds || n >= (1L << 26)) {
-            us = t / (double) n / 2.0 * 1e6;
-            break;
-        }
-        n = (t > 1e-4) ? (long) ((double) n * seconds / t * 1.1) + 1 : n * 16;
+    double per_trip = 1.0;
+    int ok = 0;
+    while (!ok && 0 == launch(a, stride, copied, n, 1, mine, bt)) {
+        per_trip = (bt[0] / (double) n < per_trip) ? bt[0] / (double) n : per_trip;
+        ok = bt[0] >= seconds / 4 || n >= (1L << 24);
+        n *= 4;
+    }
+    n = bench_clampl(seconds / per_trip, 1, 1L << 26);
+    if (ok && 0 == launch(a, stride, copied, n, batches, mine, bt)) {
+        us = bench_median(bt, batches) / (double) n / 2.0 * 1e6;
     }
     munmap(a, len);
     free(mine);
     return us;
 }
 
-static double memcpy_us(size_t bytes, double seconds)
+/* One memcpy of `bytes` in µs: the median over `batches` batches of about
+ * `seconds` each; -1 on failure. */
+static double memcpy_us(size_t bytes, double seconds, int batches)
 {
     const size_t room = (bytes + PAGE) / PAGE * PAGE;
     char *src = aligned_alloc(PAGE, room), *dst = aligned_alloc(PAGE, room);
+    double bt[BATCH_MAX];
     if (NULL == src || NULL == dst) {
         return -1.0;
     }
     memset(src, 2, bytes + 1);
     memset(dst, 3, bytes + 1);
-    long n = 0;
-    double t0 = bench_now(), t;
-    do {
-        for (int k = 0; k < 64; ++k, ++n) {
-            memcpy(dst, src, bytes);
-            __asm__ volatile("" : : "r"(dst) : "memory");
-        }
-        t = bench_now() - t0;
-    } while (t < seconds);
+    for (int b = 0; b < batches; ++b) {
+        long n = 0;
+        double t0 = bench_now(), t;
+        do {
+            for (int k = 0; k < 64; ++k, ++n) {
+                memcpy(dst, src, bytes);
+                __asm__ volatile("" : : "r"(dst) : "memory");
+            }
+            t = bench_now() - t0;
+        } while (t < seconds);
+        bt[b] = t / (double) n;
+    }
     free(src);
     free(dst);
-    return t / (double) n * 1e6;
+    return bench_median(bt, batches) * 1e6;
 }
 
 int main(int argc, char **argv)
 {
     const char *sizes = "8,64,512,4K,32K,256K,1M";
     double ms = 200.0;
-    int flag = 0;
+    int flag = 0, batches = 1;
     for (int i = 1; i < argc; ++i) {
         if (!strcmp(argv[i], "-f")) {
             flag = 1;
@@ -165,8 +197,10 @@ int main(int argc, char **argv)
             sizes = argv[++i];
         } else if (!strcmp(argv[i], "-T") && i + 1 < argc) {
             ms = atof(argv[++i]);
+        } else if (!strcmp(argv[i], "-b") && i + 1 < argc) {
+            batches = (int) bench_clampl(atof(argv[++i]), 1, BATCH_MAX);
         } else {
-            fprintf(stderr, "usage: shm_floor [-s SIZES] [-T MS] [-f]\n");
+            fprintf(stderr, "usage: shm_floor [-s SIZES] [-b BATCHES] [-T MS] [-f]\n");
             return 2;
         }
     }
@@ -178,12 +212,12 @@ int main(int argc, char **argv)
             return 2;
         }
         const size_t bytes = (size_t) parsed;
-        printf("floor,pingpong,box,%zu,%.4f\n", bytes, pingpong_us(bytes, 0, ms * 1e-3));
-        printf("floor,pingpong,memcpy,%zu,%.4f\n", bytes, memcpy_us(bytes, ms * 1e-3));
+        printf("floor,pingpong,box,%zu,%.4f\n", bytes, pingpong_us(bytes, 0, ms * 1e-3, batches));
+        printf("floor,pingpong,memcpy,%zu,%.4f\n", bytes, memcpy_us(bytes, ms * 1e-3, batches));
         fflush(stdout);
     }
     if (flag) {
-        printf("floor,pingpong,flag,8,%.4f\n", pingpong_us(8, 1, ms * 1e-3));
+        printf("floor,pingpong,flag,8,%.4f\n", pingpong_us(8, 1, ms * 1e-3, batches));
     }
     free(list);
     return 0;
