@@ -82,16 +82,12 @@ def parse_size(t):
 def floor_args(coll, sizes, np_):
     """shm_floor's arguments for the floors of coll at sizes (and a memcpy
     and ping-pong of each size itself, the report's floor table; barrier:
-    the flag exchange and 8 bytes)."""
-    need, flag = set(), False
+    8 bytes) and, in every run, the bare flag exchange."""
+    need = set()
     for S in [8] if coll == "barrier" else sizes:
         need.add(S)
-        for _, b in floor_parts(coll, S, np_):
-            if b:
-                need.add(b)
-            else:
-                flag = True
-    return ["-s", ",".join(str(b) for b in sorted(need))] + (["-f"] if flag else [])
+        need.update(b for _, b in floor_parts(coll, S, np_) if b)
+    return ["-s", ",".join(str(b) for b in sorted(need)), "-f"]
 
 
 def floor_us(floor, coll, nbytes, np_):

@@ -22,7 +22,7 @@
 #      call of a loop, a schedule cache's miss); and, in the same rotation,
 #        floor      the machine's floor (shm_floor, no MPI): bare shared-memory
 #                   ping-pongs of the sizes the collective's floors need, the
-#                   bare flag exchange (barrier) and one memcpy of each size
+#                   bare flag exchange and one memcpy of each size
 #   3. writes OUT/results.csv, OUT/results.md (table with the pnbc/best-peer
 #      ratio and its geometric mean, each row's floor and pnbc / floor),
 #      OUT/floor.csv and OUT/latency.png (gnuplot, else
