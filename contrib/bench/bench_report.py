@@ -5,11 +5,16 @@
 
 Usage: bench_report.py RAW_CSV OUTDIR [--meta TEXT ...] [--errors FILE]
                        [--plot auto|gnuplot|matplotlib|none]
+       bench_report.py --floor-args COLL SIZES NP
 
 RAW_CSV rows: round,impl,coll,bytes,np,median_us,min_us,init_us,overlap_pct
-(one row per round; the round column is added by run-bench.sh).
+(one row per round; the round column is added by run-bench.sh), and the
+machine's floor (shm_floor): round,floor,pingpong,box|flag|memcpy,BYTES,US.
 Per (impl, coll, bytes, np): median over rounds of the per-round medians,
-min of the mins, median of init_us and of overlap_pct.
+min of the mins, median of init_us and of overlap_pct.  Each cell's floor
+(floor_parts) adds up the medians of its bare ping-pongs over all floor runs.
+--floor-args prints, one a line, the shm_floor arguments that measure what
+the floors of COLL at SIZES (comma list, K/M allowed) and NP ranks need.
 Only the Python standard library is used; the plot needs gnuplot or matplotlib.
 """
 
@@ -50,11 +55,60 @@ def coll_key(c):
     return (COLL_ORDER.index(c) if c in COLL_ORDER else len(COLL_ORDER), c)
 
 
+def floor_parts(coll, nbytes, np_):
+    """The floor of a cell: [(count, bytes)], count bare ping-pongs of bytes
+    each (bytes 0: the bare flag exchange): the bytes the busiest rank must
+    receive, as one ping-pong; allreduce as a reduce-scatter then an
+    allgather, two ping-pongs of (np-1)/np of the vector (np=2: half)."""
+    S, others = int(nbytes), np_ - 1
+    if coll == "barrier":
+        return [(1, 0)]
+    if coll in ("bcast", "reduce", "scatter"):
+        return [(1, S)]
+    if coll == "allreduce":
+        return [(2, -(-S * others // np_))]
+    if coll in ("allgather", "alltoall", "gather"):
+        return [(1, S * others)]
+    return []
+
+
+def parse_size(t):
+    """"4096", "64K", "1M" in bytes."""
+    t = t.strip()
+    mult = {"k": 1 << 10, "m": 1 << 20}.get(t[-1:].lower(), 1)
+    return int(float(t[:-1] if mult > 1 else t) * mult)
+
+
+def floor_args(coll, sizes, np_):
+    """shm_floor's arguments for the floors of coll at sizes (and a memcpy
+    and ping-pong of each size itself, the report's floor table; barrier:
+    8 bytes) and, in every run, the bare flag exchange."""
+    need = set()
+    for S in [8] if coll == "barrier" else sizes:
+        need.add(S)
+        need.update(b for _, b in floor_parts(coll, S, np_) if b)
+    return ["-s", ",".join(str(b) for b in sorted(need)), "-f"]
+
+
+def floor_us(floor, coll, nbytes, np_):
+    """The cell's floor in µs from floor {(mode, bytes): µs}, or None."""
+    parts = floor_parts(coll, nbytes, np_)
+    vals = [(n, floor.get(("flag", 8) if b == 0 else ("box", b))) for n, b in parts]
+    if not vals or any(v is None for _, v in vals):
+        return None
+    return sum(n * v for n, v in vals)
+
+
 def load(raw):
-    groups = {}
+    groups, floor = {}, {}
     with open(raw, newline="") as f:
         for row in csv.reader(f):
             if not row or row[0].startswith("#") or row[0] == "round":
+                continue
+            if len(row) == 6 and row[1] == "floor":
+                v = fnum(row[5])
+                if v is not None and v >= 0:
+                    floor.setdefault((row[3], int(row[4])), []).append(v)
                 continue
             if len(row) != 9:
                 continue
@@ -74,19 +128,31 @@ def load(raw):
             "overlap_pct": statistics.median(g["ovl"]) if g["ovl"] else None,
             "rounds": len(g["med"]),
         }
-    return res
+    return res, {k: (statistics.median(v), min(v), len(v)) for k, v in floor.items()}
 
 
-def write_csv(res, path):
+def write_csv(res, floor, path):
     with open(path, "w", newline="") as f:
         w = csv.writer(f, lineterminator="\n")
-        w.writerow(["impl", "coll", "bytes", "np", "median_us", "min_us", "init_us", "overlap_pct"])
+        w.writerow(["impl", "coll", "bytes", "np", "median_us", "min_us", "init_us", "overlap_pct",
+                    "floor_us"])
         for key in sorted(res, key=lambda k: (coll_key(k[1]), k[2], impl_key(k[0]), k[3])):
             r = res[key]
+            fl = floor_us(floor, key[1], key[2], key[3])
             w.writerow([key[0], key[1], key[2], key[3]]
                        + ["NA" if r[c] is None else "%.3f" % r[c]
                           for c in ("median_us", "min_us", "init_us")]
-                       + ["NA" if r["overlap_pct"] is None else "%.1f" % r["overlap_pct"]])
+                       + ["NA" if r["overlap_pct"] is None else "%.1f" % r["overlap_pct"]]
+                       + ["NA" if fl is None else "%.3f" % fl])
+
+
+def write_floor_csv(floor, path):
+    """floor.csv: the floor runs' medians per mode and size."""
+    with open(path, "w", newline="") as f:
+        w = csv.writer(f, lineterminator="\n")
+        w.writerow(["mode", "bytes", "median_us", "min_us", "runs"])
+        for (mode, b), (med, mn, n) in sorted(floor.items()):
+            w.writerow([mode, b, "%.4f" % med, "%.4f" % mn, n])
 
 
 def wrong_cells(errors):
@@ -94,7 +160,32 @@ def wrong_cells(errors):
     return verify_failures(errors, ("impl", "coll", "bytes"))
 
 
-def write_md(res, path, meta, errors):
+def floor_section(floor, np_list):
+    """results.md's lines on the machine's floor: {(mode, bytes): µs} per size, the flag."""
+    sizes = sorted({b for m, b in floor if m in ("box", "memcpy")})
+    if not sizes:
+        return ["No floor was measured (`--no-floor`): the floor columns are empty.", ""]
+    out = ["## The machine's floor (no MPI: shm_floor.c, in the same rounds)\n",
+           "Bare ping-pong: half round trip of two processes through shared memory, a box and a "
+           "flag each way; one memcpy: the bytes copied once inside one process.\n",
+           "| size | bare ping-pong µs | one memcpy µs |", "|---:|---:|---:|"]
+    for b in sizes:
+        out.append("| %s | %s | %s |" % (fmt_size_common(b), fmt_us(floor.get(("box", b))),
+                                         fmt_us(floor.get(("memcpy", b)))))
+    out.append("")
+    if ("flag", 8) in floor:
+        out.append("Bare flag exchange (8 B carried in the flag word, no box): %s µs.\n"
+                   % fmt_us(floor[("flag", 8)]))
+    out.append("A cell's floor is the bare ping-pong of the bytes the busiest rank must receive "
+               "(S: bytes per rank-block, np: ranks%s): barrier the bare flag exchange; bcast, "
+               "reduce, scatter S; allreduce two ping-pongs of ⌈S·(np−1)/np⌉ (a reduce-scatter, "
+               "then an allgather: 2 × S/2 at np=2); allgather, alltoall, gather (np−1)·S."
+               % ("" if np_list == [2] else "; at np > 2 a lower bound, not what any algorithm reaches"))
+    out.append("")
+    return out
+
+
+def write_md(res, floor, path, meta, errors):
     wrong = wrong_cells(errors)
     impls = sorted({k[0] for k in res}, key=impl_key)
     rows = sorted({(k[1], k[2], k[3]) for k in res}, key=lambda r: (coll_key(r[0]), r[1], r[2]))
@@ -124,10 +215,11 @@ def write_md(res, path, meta, errors):
     out.append("")
     out.append("## Latency: median µs per MPI_Start+MPI_Wait (persistent) or per call (blocking)\n")
     ratio_name = "%s / best peer" % subject if subject else "pnbc / best peer"
-    hdr = ["coll", "size"] + ["`%s`" % i for i in impls] + [ratio_name]
+    hdr = ["coll", "size"] + ["`%s`" % i for i in impls] + [ratio_name, "floor",
+                                                             "`%s` × floor" % (subject or "pnbc")]
     out.append("| " + " | ".join(hdr) + " |")
-    out.append("|" + "|".join(["---", "---:"] + ["---:"] * len(impls) + ["---:"]) + "|")
-    logs = []
+    out.append("|" + "|".join(["---", "---:"] + ["---:"] * len(impls) + ["---:"] * 3) + "|")
+    logs, flogs = [], []
     nprocs = sorted({r[2] for r in rows})
     for coll, nbytes, np_ in rows:
         cells = [coll + ("" if len(nprocs) == 1 else " (np=%d)" % np_), fmt_size(nbytes)]
@@ -149,14 +241,24 @@ def write_md(res, path, meta, errors):
                 q = vals[subject] / best
                 logs.append(math.log(q))
                 ratio = "%.2f (%s)" % (q, who)
-        cells.append(ratio)
+        fl = floor_us(floor, coll, nbytes, np_)
+        xf = "-"
+        if fl and subject and vals.get(subject):
+            flogs.append(math.log(vals[subject] / fl))
+            xf = "%.1f" % (vals[subject] / fl)
+        cells += [ratio, fmt_us(fl), xf]
         out.append("| " + " | ".join(cells) + " |")
     gm = "%.3f" % math.exp(sum(logs) / len(logs)) if logs else "-"
-    out.append("| **geometric mean** | | " + " | ".join([""] * len(impls)) + " | **%s** |" % gm)
+    gmf = "%.2f" % math.exp(sum(flogs) / len(flogs)) if flogs else "-"
+    out.append("| **geometric mean** | | " + " | ".join([""] * len(impls))
+               + " | **%s** | | **%s** |" % (gm, gmf))
     out.append("")
     out.append("Ratio < 1: %s is faster than the fastest other implementation on that row "
-               "(among those whose data checks passed; ✗: wrong results)." % (subject or "pnbc"))
+               "(among those whose data checks passed; ✗: wrong results). "
+               "× floor: %s's median over the row's floor, what the machine allows (below)."
+               % ((subject or "pnbc",) * 2))
     out.append("")
+    out += floor_section(floor, nprocs)
 
     pers = [i for i in impls if i != "tuned"]
     out.append("## Persistent extras: init cost (µs per *_init + MPI_Request_free) and overlap %\n")
@@ -274,18 +376,25 @@ def plot_matplotlib(res, outdir, title):
 
 
 def main(argv):
+    if len(argv) == 5 and argv[1] == "--floor-args":
+        sizes = [parse_size(t) for t in argv[3].split(",") if t.strip()]
+        print("\n".join(floor_args(argv[2], sizes, int(argv[4]))))
+        return 0
     parsed = parse_args(argv, __doc__, ("meta", "errors", "plot"))
     if parsed is None:
         return 2
     raw, outdir, opts = parsed
     meta, errors, plot = opts["meta"], opts["errors"], opts["plot"]
     os.makedirs(outdir, exist_ok=True)
-    res = load(raw)
+    res, floor_runs = load(raw)
     if not res:
         sys.stderr.write("bench_report: no data in %s\n" % raw)
         return 1
-    write_csv(res, os.path.join(outdir, "results.csv"))
-    gm = write_md(res, os.path.join(outdir, "results.md"), meta, errors)
+    floor = {k: v[0] for k, v in floor_runs.items()}
+    write_csv(res, floor, os.path.join(outdir, "results.csv"))
+    if floor_runs:
+        write_floor_csv(floor_runs, os.path.join(outdir, "floor.csv"))
+    gm = write_md(res, floor, os.path.join(outdir, "results.md"), meta, errors)
     nps = sorted({k[3] for k in res})
     title = "persistent collectives, np=%s (median us per operation)" % ",".join(map(str, nps))
     # The plot shows only numbers whose data checks passed.
@@ -293,6 +402,11 @@ def main(argv):
     if wrong:
         res = {k: v for k, v in res.items() if (k[0], k[1], int(k[2])) not in wrong}
         title += "; wrong results left out"
+    # the floor as one more line (bar) of each panel
+    for coll, nbytes, np_ in {k[1:] for k in res}:
+        fl = floor_us(floor, coll, nbytes, np_)
+        if fl is not None:
+            res[("floor", coll, nbytes, np_)] = {"median_us": fl, "min_us": fl}
     png = None
     if plot in ("auto", "gnuplot") and shutil.which("gnuplot"):
         png = plot_gnuplot(res, outdir, title)

@@ -3,7 +3,8 @@
 # SPDX-License-Identifier: BSD-3-Clause
 #
 # One command for the persistent-collective benchmark suite:
-#   1. builds pcoll_bench.c with Open MPI's mpicc and (if present) mpicc.mpich;
+#   1. builds pcoll_bench.c with Open MPI's mpicc and (if present) mpicc.mpich,
+#      and shm_floor.c with cc (no MPI);
 #   2. for each round, for each collective, runs every implementation in turn
 #      (the order rotates, so none is always first):
 #        pnbc    persistent, Open MPI --mca coll pnbc,basic,libnbc,tuned,self
@@ -18,9 +19,13 @@
 #        libnbc-nb  nonblocking, Open MPI --mca coll basic,libnbc,tuned,self
 #        mpich-nb   nonblocking, mpiexec.mpich
 #      (init_us is then the time of a call + wait with new buffers: the first
-#      call of a loop, a schedule cache's miss)
+#      call of a loop, a schedule cache's miss); and, in the same rotation,
+#        floor      the machine's floor (shm_floor, no MPI): bare shared-memory
+#                   ping-pongs of the sizes the collective's floors need, the
+#                   bare flag exchange and one memcpy of each size
 #   3. writes OUT/results.csv, OUT/results.md (table with the pnbc/best-peer
-#      ratio and its geometric mean) and OUT/latency.png (gnuplot, else
+#      ratio and its geometric mean, each row's floor and pnbc / floor),
+#      OUT/floor.csv and OUT/latency.png (gnuplot, else
 #      matplotlib); with pnbc-nb among the implementations also
 #      OUT/results-nbc.md (nbc_report.py: pnbc-nb against libnbc-nb, the best
 #      peer and pnbc's persistent Start+Wait; first calls; overlap).
@@ -37,6 +42,7 @@
 #   --impls LIST       subset of pnbc,pnbc-base,libnbc,tuned,mpich,pnbc-nb,libnbc-nb,mpich-nb
 #                      (default: pnbc,pnbc-base,libnbc,tuned,mpich as available)
 #   --nonblocking      --impls pnbc-nb,libnbc-nb,tuned,mpich-nb,pnbc
+#   --no-floor         do not measure the machine's floor (floor_us then NA)
 #   --out DIR          output directory (default bench-results)
 #   --timeout S        kill a run after S seconds (default 300)
 #   --quiet-wait S     before each run, wait up to S s for the CPUs to be idle
@@ -64,6 +70,7 @@ IMPLS_WANTED=pnbc,libnbc,tuned,mpich
 IMPLS_GIVEN=0
 OUT=bench-results
 QUICK=0
+FLOOR=1
 RUN_TIMEOUT=300
 QUIET_WAIT=""
 QUIET_BUDGET=""
@@ -80,6 +87,7 @@ while [ $# -gt 0 ]; do
         --probes) PROBES=$2; shift ;;
         --impls) IMPLS_WANTED=$2; IMPLS_GIVEN=1; shift ;;
         --nonblocking) IMPLS_WANTED=pnbc-nb,libnbc-nb,tuned,mpich-nb,pnbc ;;
+        --no-floor) FLOOR=0 ;;
         --out) OUT=$2; shift ;;
         --timeout) RUN_TIMEOUT=$2; shift ;;
         --quiet-wait) QUIET_WAIT=$2; shift ;;
@@ -114,6 +122,12 @@ if ! "$MPICC" -O2 -Wall -o "$BENCH_OMPI" "$HERE/pcoll_bench.c"; then
 fi
 HAVE_MPICH=0
 bench_build_mpich "$BENCH_MPICH" "$HERE/pcoll_bench.c" && HAVE_MPICH=1
+bench_find_python
+BENCH_FLOOR="$BUILD_DIR/shm_floor"
+if [ "$FLOOR" = 1 ] && ! "${CC:-cc}" -O2 -Wall -o "$BENCH_FLOOR" "$HERE/shm_floor.c"; then
+    pnbc_log "error: building shm_floor.c with ${CC:-cc} failed (--no-floor to go without)"
+    exit 1
+fi
 
 # ------------------------------------------------------- implementations
 pnbc_setup_component_path
@@ -149,12 +163,23 @@ if [ ${#IMPLS[@]} -eq 0 ]; then
     pnbc_log "error: nothing to run"
     exit 1
 fi
+# the floor of each collective's cells: shm_floor's arguments (bench_report.py
+# defines the floors), in as many and as long batches as a cell's
+declare -A FLOOR_ARGS=()
+if [ "$FLOOR" = 1 ]; then
+    IMPLS+=(floor)
+    for c in ${COLLS//,/ }; do
+        FLOOR_ARGS[$c]=$("$PYTHON" "$HERE/bench_report.py" --floor-args "$c" "$SIZES" "$NP") || exit 1
+    done
+fi
 
 # Print the command for one implementation and collective (one word per line).
 impl_cmd() {
     local impl=$1
     local common=(-b "$BATCHES" -T "$BATCH_MS" -w "$WARM_MS" -p "$PROBES" -s "$SIZES" -c "$2")
     case "$impl" in
+        floor)
+            printf '%s\n' "$BENCH_FLOOR" -b "$BATCHES" -T "$BATCH_MS" "${FLOOR_ARGS[$2]}" ;;
         pnbc|pnbc-standin)
             printf '%s\n' "$MPIRUN" -np "$NP" "${OMPI_NP_ARGS[@]}" --mca coll "$PNBC_IMPL_COLLS" \
                 "$BENCH_OMPI" -l "$impl" -m persistent "${common[@]}" ;;
@@ -208,7 +233,6 @@ meta=(--meta "date: $(date -u '+%Y-%m-%d %H:%M UTC'); host: $(uname -srm), $(npr
 if [ -n "${OMPI_MCA_mca_base_component_path:-}" ]; then
     meta+=(--meta "component path: \`$OMPI_MCA_mca_base_component_path\`")
 fi
-bench_find_python
 if ! "$PYTHON" "$HERE/bench_report.py" "$RAW" "$OUT" --errors "$ERR" "${meta[@]}"; then
     status=1
 fi

@@ -96,7 +96,7 @@ run_job() {
     [ "$test" = stream ] && sizes=$STREAM_SIZES
     local args=(-l "$label" -m "$mode" -t "$test" -s "$sizes" -b "$BATCHES" -T "$BATCH_MS")
     if [ "$label" = floor ]; then
-        timeout 300 "$BENCH_FLOOR" -s "$sizes" -T "$((BATCHES * BATCH_MS))"
+        timeout 300 "$BENCH_FLOOR" -s "$sizes" -b "$BATCHES" -T "$BATCH_MS"
     elif [ "$label" = mpich ]; then
         timeout 300 "$MPIEXEC_MPICH" -n 2 "$BENCH_MPICH" "${args[@]}"
     else
@@ -158,9 +158,9 @@ for b in sizes:
     fb, fm = g(("floor", "pingpong", "box", b)), g(("floor", "pingpong", "memcpy", b))
     L.append(f"| {human(b)} | {fmt(c)} | {fmt(p)} | {fmt(i)} | {fmt(m)} | {fmt(ratio)} | {tgt} {'met' if ok else 'missed'} | {fmt(fb)} | {fmt(fm, 3)} |")
 L += ["", "shm floor: half round trip of a bare two-process ping-pong through shared memory (a box and",
-      "a flag each way, no MPI; shm_floor.c, up to 64 KiB); one memcpy: the message copied once inside",
-      "one process. A transport on this machine cannot go below the first; a single-copy transfer not",
-      "below the second.",
+      "a flag each way, no MPI; shm_floor.c); one memcpy: the message copied once inside one process.",
+      "A transport on this machine cannot go below the first; a single-copy transfer not below the",
+      "second.",
       "", "## Streaming bandwidth (MB/s), 8 messages in flight, rank 0 -> 1", "",
       "| size | K-slack channel (K = 8) | window of 8 MPI_Isend | kslack / window | target |", "|---:|---:|---:|---:|---|"]
 for b in sorted({k[3] for k in med if k[1] == "stream"}):
