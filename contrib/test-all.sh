@@ -18,7 +18,8 @@
 #                        all: both (default: all on Debian 12 as root with
 #                        Open MPI 4.x, else native -- on Debian 13 or with
 #                        Open MPI 5 installed the suite runs natively)
-#   PNBC_CONFIGURE_ARGS  extra arguments for ./configure (fresh builds)
+#   PNBC_CONFIGURE_ARGS  extra arguments for ./configure (fresh builds,
+#                        which get --enable-werror first)
 #   PNBC_MAKE_JOBS       parallel make jobs for the build (default 2)
 #   PNBC_SKIP_DEPS=1     do not run contrib/install-deps.sh
 #   PNBC_DEBIAN13_ROOT   where the Debian 13 root lives (see debian13-root.sh)
@@ -60,8 +61,10 @@ fi
 
 if [ ! -f config.status ] || [ ! -f Makefile ]; then
     ./autogen.pl
+    # Warnings are errors here (the compilers pnbc is tested with build
+    # it without one); PNBC_CONFIGURE_ARGS=--disable-werror undoes it.
     # shellcheck disable=SC2086
-    ./configure ${PNBC_CONFIGURE_ARGS:-}
+    ./configure --enable-werror ${PNBC_CONFIGURE_ARGS:-}
 fi
 
 make -j"${PNBC_MAKE_JOBS:-2}"
