@@ -21,6 +21,17 @@ prefix of an Open MPI 4.1.x or 5.0.x installation (the directory containing
 bin/mpicc).])
 ])
 
+# _PNBC_OMPI_INCLUDE(DIR)
+# -----------------------
+# Append Open MPI include directory DIR to OMPI_CPPFLAGS as a system
+# directory (-isystem DIR, or -IDIR where the compiler has no -isystem):
+# warnings in Open MPI's headers are not pnbc's.
+AC_DEFUN([_PNBC_OMPI_INCLUDE], [
+    AS_IF([test "$pnbc_isystem" = -isystem],
+          [OMPI_CPPFLAGS="$OMPI_CPPFLAGS -isystem $1"],
+          [OMPI_CPPFLAGS="$OMPI_CPPFLAGS -I$1"])
+])
+
 # _PNBC_OMPI5_HEADERS
 # -------------------
 # Open MPI 5.0's internal headers include <pmix.h>, which is not in the
@@ -50,7 +61,11 @@ AC_DEFUN([_PNBC_OMPI5_HEADERS], [
                _PNBC_OMPI_FAIL([PMIx's pmix.h, which Open MPI 5's headers include, was not found
 (Debian: libpmix-dev, which libopenmpi-dev depends on; or set CPPFLAGS).])],
         [AC_MSG_RESULT([$pnbc_pmix_cppflags])
-         OMPI_CPPFLAGS="$OMPI_CPPFLAGS $pnbc_pmix_cppflags"])
+         for pnbc_f in $pnbc_pmix_cppflags; do
+             AS_CASE([$pnbc_f],
+                 [-I*], [_PNBC_OMPI_INCLUDE([${pnbc_f#-I}])],
+                 [OMPI_CPPFLAGS="$OMPI_CPPFLAGS $pnbc_f"])
+         done])
 
     AC_MSG_CHECKING([whether Open MPI's threads and timer component headers are installed])
     pnbc_ompi5_missing=yes
@@ -60,7 +75,9 @@ AC_DEFUN([_PNBC_OMPI5_HEADERS], [
     done
     AS_IF([test "$pnbc_ompi5_missing" = yes],
           [pnbc_abs_srcdir=`cd "$srcdir" && pwd`
-           OMPI_CPPFLAGS="$OMPI_CPPFLAGS -I$pnbc_abs_srcdir/ompi/mca/common/pnbc/compat/ompi-5.0"
+           # after Open MPI's directories, and as they are (-isystem): they
+           # stand for Open MPI's own headers
+           _PNBC_OMPI_INCLUDE([$pnbc_abs_srcdir/ompi/mca/common/pnbc/compat/ompi-5.0])
            AC_MSG_RESULT([no: using pnbc's (compat/ompi-5.0)])],
           [AC_MSG_RESULT([yes])])
 ])
@@ -79,7 +96,8 @@ AC_DEFUN([_PNBC_OMPI5_HEADERS], [
 #   OMPI_SERIES        4.1 or 5.0
 #   OMPI_INCDIRS       include directories (space separated)
 #   OMPI_LIBDIRS       library directories (space separated)
-#   OMPI_CPPFLAGS      -I flags for OMPI_INCDIRS
+#   OMPI_CPPFLAGS      flags for OMPI_INCDIRS (-isystem DIR: see
+#                      PNBC_SYSTEM_INCLUDE_FLAG in pnbc_warnings.m4)
 #   OMPI_LDFLAGS       -L flags for OMPI_LIBDIRS
 #   OMPI_LIBS          libraries the component links against (-lmpi ...)
 #   OMPI_PKGLIBDIR     Open MPI's own component directory
@@ -87,6 +105,7 @@ AC_DEFUN([_PNBC_OMPI5_HEADERS], [
 AC_DEFUN([PNBC_CHECK_OMPI], [
     AC_REQUIRE([AC_PROG_CC])
     AC_REQUIRE([AC_PROG_SED])
+    AC_REQUIRE([PNBC_SYSTEM_INCLUDE_FLAG])
 
     AC_ARG_VAR([MPICC], [Open MPI C wrapper compiler (default: mpicc.openmpi or mpicc)])
     AC_ARG_VAR([MPIRUN], [Open MPI launcher (default: mpirun.openmpi or mpirun)])
@@ -185,7 +204,7 @@ series only: the component interfaces and internal headers differ between series
 
     OMPI_CPPFLAGS=
     for pnbc_d in $OMPI_INCDIRS; do
-        OMPI_CPPFLAGS="$OMPI_CPPFLAGS -I$pnbc_d"
+        _PNBC_OMPI_INCLUDE([$pnbc_d])
     done
     OMPI_CPPFLAGS=`echo $OMPI_CPPFLAGS`
     OMPI_LDFLAGS=

@@ -7,10 +7,15 @@
 # already configured tree), install, and run "make check" -- on this
 # machine's Open MPI, and on a Debian 12 machine (Open MPI 4.1) also inside
 # a Debian 13 root (Open MPI 5.0, contrib/debian13-root.sh, which runs this
-# same script there), so both supported series are tested.  Each series'
-# summary is printed with its Open MPI version; the last line is the total,
-# "N passed, N failed" (", N skipped" when there are skips).  The exit
-# status is non-zero if a build or any test failed.
+# same script there), so both supported series are tested.  After each
+# series' suite, its libraries and a subset of the tests are built and run
+# again with AddressSanitizer and UndefinedBehaviorSanitizer
+# (contrib/test-sanitize.sh).  Each series' summary is printed with its
+# Open MPI version ("openmpi-4.1.4: ...", "openmpi-4.1.4 asan+ubsan: ...");
+# the last line is the total, "N passed, N failed" (", N skipped" when
+# there are skips).  The exit status is non-zero if a build or any test
+# failed.  The build is configured with --enable-werror: a compiler
+# warning in the libraries fails it.
 #
 # Environment:
 #   PNBC_SERIES          native (or 4.1): this machine's Open MPI only;
@@ -18,10 +23,12 @@
 #                        all: both (default: all on Debian 12 as root with
 #                        Open MPI 4.x, else native -- on Debian 13 or with
 #                        Open MPI 5 installed the suite runs natively)
-#   PNBC_CONFIGURE_ARGS  extra arguments for ./configure (fresh builds)
+#   PNBC_CONFIGURE_ARGS  extra arguments for ./configure (fresh builds,
+#                        which get --enable-werror first)
 #   PNBC_MAKE_JOBS       parallel make jobs for the build (default 2)
 #   PNBC_SKIP_DEPS=1     do not run contrib/install-deps.sh
 #   PNBC_DEBIAN13_ROOT   where the Debian 13 root lives (see debian13-root.sh)
+#   PNBC_SANITIZE=0      leave out the sanitizer build (both series)
 
 set -euo pipefail
 
@@ -60,8 +67,10 @@ fi
 
 if [ ! -f config.status ] || [ ! -f Makefile ]; then
     ./autogen.pl
+    # Warnings are errors here (the compilers pnbc is tested with build
+    # it without one); PNBC_CONFIGURE_ARGS=--disable-werror undoes it.
     # shellcheck disable=SC2086
-    ./configure ${PNBC_CONFIGURE_ARGS:-}
+    ./configure --enable-werror ${PNBC_CONFIGURE_ARGS:-}
 fi
 
 make -j"${PNBC_MAKE_JOBS:-2}"
@@ -88,44 +97,78 @@ trap 'rm -f "$summary_file"' EXIT
 # line by line so the results show as they come.
 awk_live=()
 if awk -W version 2>&1 | grep -qi mawk; then awk_live=(-W interactive); fi
-set +e
-make -s --no-print-directory check 2>&1 | awk "${awk_live[@]}" -v sumfile="$summary_file" '
-    /^[[:space:]]*[0-9]+ passed, [0-9]+ failed/ {
-        summary = $0; after = 0; print; fflush(); next
-    }
-    summary != "" && (/^g?make(\[[0-9]+\])?: / || /^Making [[:alnum:]_-]+ in /) { next }
-    { print; fflush(); if (summary != "") after = 1 }
-    END {
-        if (summary != "") {
-            if (after) print summary
-            print summary > sumfile
-        }
-    }'
-make_status=${PIPESTATUS[0]}
-set -e
 
-summary=$(cat "$summary_file")
-ompi_version=$(sed -n 's/^OMPI_VERSION = //p' Makefile)
-native_line=
-if [ -z "$summary" ]; then
-    echo "test-all.sh: make check (exit status $make_status) ended without the test runner's \"N passed, N failed\" summary"
-    native_ok=0
-else
-    native_line="openmpi-${ompi_version:-?}: $(printf '%s' "$summary" | sed 's/^[[:space:]]*//')"
-    failed=$(printf '%s\n' "$summary" | sed -n 's/^[[:space:]]*[0-9][0-9]* passed, \([0-9][0-9]*\) failed.*/\1/p')
-    native_ok=1
-    if [ "$make_status" -ne 0 ] || [ "${failed:-1}" -ne 0 ]; then
-        native_ok=0
+# run_stage LABEL COMMAND...: run COMMAND (a test runner), showing its
+# output as above; sets stage_line to "LABEL: <its summary>" (empty when
+# it printed none) and stage_ok to 1 when it passed.
+run_stage() {
+    local label=$1 status summary failed
+    shift
+    : >"$summary_file"
+    set +e
+    "$@" 2>&1 | awk "${awk_live[@]}" -v sumfile="$summary_file" '
+        /^[[:space:]]*[0-9]+ passed, [0-9]+ failed/ {
+            summary = $0; after = 0; print; fflush(); next
+        }
+        summary != "" && (/^g?make(\[[0-9]+\])?: / || /^Making [[:alnum:]_-]+ in /) { next }
+        { print; fflush(); if (summary != "") after = 1 }
+        END {
+            if (summary != "") {
+                if (after) print summary
+                print summary > sumfile
+            }
+        }'
+    status=${PIPESTATUS[0]}
+    set -e
+    summary=$(cat "$summary_file")
+    stage_line='' stage_ok=0
+    if [ -z "$summary" ]; then
+        echo "test-all.sh: $* (exit status $status) ended without the test runner's \"N passed, N failed\" summary"
+        return 0
     fi
+    stage_line="$label: $(printf '%s' "$summary" | sed 's/^[[:space:]]*//')"
+    failed=$(printf '%s\n' "$summary" | sed -n 's/^[[:space:]]*[0-9][0-9]* passed, \([0-9][0-9]*\) failed.*/\1/p')
+    if [ "$status" -eq 0 ] && [ "${failed:-1}" -eq 0 ]; then
+        stage_ok=1
+    fi
+}
+
+total_pass=0 total_fail=0 total_skip=0
+add_counts() {
+    local line=$1 n
+    n=$(printf '%s' "$line" | sed -n 's/.*: \([0-9][0-9]*\) passed.*/\1/p'); total_pass=$((total_pass + ${n:-0}))
+    n=$(printf '%s' "$line" | sed -n 's/.* \([0-9][0-9]*\) failed.*/\1/p'); total_fail=$((total_fail + ${n:-0}))
+    n=$(printf '%s' "$line" | sed -n 's/.* \([0-9][0-9]*\) skipped.*/\1/p'); total_skip=$((total_skip + ${n:-0}))
+}
+
+ompi_version=$(sed -n 's/^OMPI_VERSION = //p' Makefile)
+run_stage "openmpi-${ompi_version:-?}" make -s --no-print-directory check
+native_line=$stage_line native_ok=$stage_ok
+
+# The libraries and a subset of the tests again, built with AddressSanitizer
+# and UndefinedBehaviorSanitizer (contrib/test-sanitize.sh): a line of
+# their own, counted in the total.  PNBC_SANITIZE=0 leaves them out.
+san_line='' san_ok=1
+if [ "${PNBC_SANITIZE:-1}" != 0 ]; then
+    echo
+    echo "== test-all.sh: sanitizer build (contrib/test-sanitize.sh; PNBC_SANITIZE=0 skips it)"
+    run_stage "openmpi-${ompi_version:-?} asan+ubsan" bash contrib/test-sanitize.sh
+    san_line=${stage_line:-"openmpi-${ompi_version:-?} asan+ubsan: 0 passed, 1 failed"} san_ok=$stage_ok
 fi
 
 if [ "$series" = native ]; then
-    [ -n "$summary" ] || exit 1
-    # The series' labelled line (test-all.sh run by debian13-root.sh is read
-    # by the caller for it), then the plain summary again, last.
-    echo "$native_line"
-    printf '%s\n' "$summary" | sed 's/^[[:space:]]*//'
-    [ "$native_ok" -eq 1 ] || exit 1
+    [ -n "$native_line" ] || exit 1
+    # The series' labelled lines (test-all.sh run by debian13-root.sh is
+    # read by the caller for them), then their total, last.
+    for line in "$native_line" "$san_line"; do
+        [ -n "$line" ] || continue
+        echo "$line"
+        add_counts "$line"
+    done
+    total="$total_pass passed, $total_fail failed"
+    [ "$total_skip" -gt 0 ] && total="$total, $total_skip skipped"
+    echo "$total"
+    [ "$native_ok" -eq 1 ] && [ "$san_ok" -eq 1 ] || exit 1
     exit 0
 fi
 
@@ -135,19 +178,17 @@ echo "== test-all.sh: Open MPI 5.0 in a Debian 13 root (contrib/debian13-root.sh
 root_log=$(mktemp)
 trap 'rm -f "$summary_file" "$root_log"' EXIT
 set +e
-bash contrib/debian13-root.sh env PNBC_SERIES=native bash contrib/test-all.sh 2>&1 | tee "$root_log"
+bash contrib/debian13-root.sh env PNBC_SERIES=native PNBC_SANITIZE="${PNBC_SANITIZE:-1}" \
+    bash contrib/test-all.sh 2>&1 | tee "$root_log"
 root_status=${PIPESTATUS[0]}
 set -e
-root_summary=$(grep -E '^openmpi-[0-9.]+: [0-9]+ passed, [0-9]+ failed' "$root_log" | tail -n 1)
+# its labelled lines (the suite's, the sanitizer build's), the last of each
+root_lines=$(grep -E '^openmpi-[0-9.]+( asan\+ubsan)?: [0-9]+ passed, [0-9]+ failed' "$root_log" |
+    awk '{ l = substr($0, 1, index($0, ":")) } !(l in last) { order[++n] = l } { last[l] = $0 }
+         END { for (i = 1; i <= n; i++) print last[order[i]] }')
+root_summary=$(printf '%s\n' "$root_lines" | grep -E '^openmpi-[0-9.]+:' || true)
 
 echo
-total_pass=0 total_fail=0 total_skip=0
-add_counts() {
-    local line=$1 n
-    n=$(printf '%s' "$line" | sed -n 's/.*: \([0-9][0-9]*\) passed.*/\1/p'); total_pass=$((total_pass + ${n:-0}))
-    n=$(printf '%s' "$line" | sed -n 's/.* \([0-9][0-9]*\) failed.*/\1/p'); total_fail=$((total_fail + ${n:-0}))
-    n=$(printf '%s' "$line" | sed -n 's/.* \([0-9][0-9]*\) skipped.*/\1/p'); total_skip=$((total_skip + ${n:-0}))
-}
 if [ -n "$native_line" ]; then
     echo "$native_line"
     add_counts "$native_line"
@@ -155,9 +196,15 @@ else
     echo "openmpi-${ompi_version:-?}: no summary (the build or make check failed)"
     total_fail=$((total_fail + 1))
 fi
+if [ -n "$san_line" ]; then
+    echo "$san_line"
+    add_counts "$san_line"
+fi
 if [ -n "$root_summary" ]; then
-    echo "$root_summary"
-    add_counts "$root_summary"
+    while IFS= read -r line; do
+        echo "$line"
+        add_counts "$line"
+    done <<<"$root_lines"
 else
     echo "openmpi-5.0 (Debian 13 root): no summary (exit status $root_status: the root, the build or make check failed)"
     total_fail=$((total_fail + 1))
@@ -165,7 +212,7 @@ fi
 total="$total_pass passed, $total_fail failed"
 [ "$total_skip" -gt 0 ] && total="$total, $total_skip skipped"
 echo "$total"
-if [ "$native_ok" -eq 1 ] && [ "$root_status" -eq 0 ] && [ "$total_fail" -eq 0 ]; then
+if [ "$native_ok" -eq 1 ] && [ "$san_ok" -eq 1 ] && [ "$root_status" -eq 0 ] && [ "$total_fail" -eq 0 ]; then
     exit 0
 fi
 exit 1

@@ -26,6 +26,9 @@
 #                        component, the engine library and libpnbc)
 #   VALGRIND_MATCH       stack substring for the valgrind test (default pnbc)
 #   TEST_KEEP_LOGS=1     keep the per-case logs (directory printed at the end)
+#   PNBC_FAIL_PATTERN    a case whose output has a line matching this (grep
+#                        -E) FAILs whatever its exit status (the sanitizer
+#                        build: "ERROR: AddressSanitizer|runtime error:")
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 MPIRUN=${MPIRUN:-mpirun}
@@ -130,6 +133,11 @@ run_case() {
     mkdir -p "$casetmp"
     TMPDIR=$casetmp timeout -k 15 "$TEST_TIMEOUT" "$@" >>"$log" 2>&1 </dev/null
     rc=$?
+    local flagged=0
+    if [ -n "${PNBC_FAIL_PATTERN:-}" ] && grep -qE "$PNBC_FAIL_PATTERN" "$log"; then
+        flagged=1
+        { [ $rc -eq 0 ] || [ $rc -eq 77 ]; } && rc=1
+    fi
     [ $rc -eq 0 ] && rm -rf "$casetmp"
     t1=$(date +%s.%N)
     dur=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf("%.1f", b - a) }')
@@ -142,7 +150,10 @@ run_case() {
     else
         local why="exit status $rc"
         [ $rc -eq 124 ] && why="TIMEOUT after ${TEST_TIMEOUT}s"
+        [ $flagged -eq 1 ] && why="$why; output matches \$PNBC_FAIL_PATTERN"
         echo "FAIL $name (${dur}s, $why)"
+        # the report's first lines and frames (a sanitizer's)
+        [ $flagged -eq 1 ] && grep -E -A 12 "$PNBC_FAIL_PATTERN" "$log" | head -n 30 | sed 's/^/    | /'
         # failing output: the FAIL/CRASH/WATCHDOG lines first, then the tail
         # of everything else
         local pat='^(FAIL|CRASH|WATCHDOG)|^  lifecycle/'

@@ -352,8 +352,7 @@ static int bruck_move(pnbc_schedule_t *s, int p, int k, pnbc_ref_t slots, size_t
 
 /* Slots i = 1 .. p-1 <- send blocks r+1 .. p-1, 0 .. r-1: two runs of
  * consecutive blocks of the user's send side, packed in one copy each. */
-static void bruck_rotate_in(pnbc_schedule_t *s, const pnbc_coll_args_t *a, pnbc_ref_t slots,
-                            size_t bb)
+static void bruck_rotate_in(pnbc_schedule_t *s, const pnbc_coll_args_t *a, pnbc_ref_t slots)
 {
     const int p = a->size, r = a->rank;
     const int first[2] = { r + 1, 0 };
@@ -410,7 +409,7 @@ void pnbc_alltoall_bruck(pnbc_schedule_t *s, const pnbc_coll_args_t *a)
     int prev = 0;   /* the step whose blocks sit in `in` */
 
     pnbc_sched_round(s);
-    bruck_rotate_in(s, a, slots, bb);
+    bruck_rotate_in(s, a, slots);
     for (int k = 1; k < p; k <<= 1) {
         if (prev > 0) {
             pnbc_sched_round(s);

@@ -372,14 +372,15 @@ static inline shm_shape_t slot_shape(const shm_action_t *t, int pressure)
         bytes > shm_box_max(&t->ch) && mca_common_pnbc_params.shm_single_copy) {
         /* the boxes carry the news -- or the message, from a sender that
          * cannot write (the kernel may refuse process_vm_writev) */
-        return (shm_shape_t) { (0 == pressure) ? shm_box_max(&t->ch) : SHM_PRESSED_MIN, 2, false,
-                               true };
+        return (shm_shape_t) { .frag = (0 == pressure) ? shm_box_max(&t->ch) : SHM_PRESSED_MIN,
+                               .depth = 2, .offer = false, .invite = true };
     }
     if (pressure > 0 && bytes > SHM_PRESSED_MIN && !t->ch.retag) {
         if (bytes > SHM_OFFER_MIN && mca_common_pnbc_params.shm_single_copy && !declines) {
-            return (shm_shape_t) { SHM_FRAG_MIN, 2, true };
+            return (shm_shape_t) { .frag = SHM_FRAG_MIN, .depth = 2, .offer = true, .invite = false };
         }
-        return (shm_shape_t) { (pressure > 1) ? SHM_PRESSED_MIN / 2 : SHM_PRESSED_MIN, 2, false };
+        return (shm_shape_t) { .frag = (pressure > 1) ? SHM_PRESSED_MIN / 2 : SHM_PRESSED_MIN,
+                               .depth = 2, .offer = false, .invite = false };
     }
     if (bytes <= shm_box_max(&t->ch)) {
         if (t->ch.retag) {
@@ -400,9 +401,9 @@ static inline shm_shape_t slot_shape(const shm_action_t *t, int pressure)
                                bytes >= SHM_PRESSED_MIN && mca_common_pnbc_params.shm_single_copy &&
                                (!t->ch.large.chained || !pnbc_shm_oversubscribed());
             return (bytes >= SHM_RETAG_PIECES * SHM_PRESSED_MIN)
-                       ? (shm_shape_t) { (piece + SHM_LINE - 1) & ~(size_t) (SHM_LINE - 1),
-                                         SHM_RETAG_PIECES, offer }
-                       : (shm_shape_t) { bytes, 1, offer };
+                       ? (shm_shape_t) { .frag = (piece + SHM_LINE - 1) & ~(size_t) (SHM_LINE - 1),
+                                         .depth = SHM_RETAG_PIECES, .offer = offer, .invite = false }
+                       : (shm_shape_t) { .frag = bytes, .depth = 1, .offer = offer, .invite = false };
         }
         /* a lockstep collective's sender never runs further ahead: more
          * boxes would only be memory, each page of which costs a first
@@ -416,8 +417,8 @@ static inline shm_shape_t slot_shape(const shm_action_t *t, int pressure)
                          : (shm_box_size(bytes) <= SHM_LINE && pnbc_shm_oversubscribed())
                              ? SHM_DEEP_LINE
                              : SHM_DEEP;
-        return (shm_shape_t) { bytes, (0 == pressure) ? deep : (1 == pressure) ? 2 : 1,
-                               false };
+        return (shm_shape_t) { .frag = bytes, .depth = (0 == pressure) ? deep : (1 == pressure) ? 2 : 1,
+                               .offer = false, .invite = false };
     }
     /* streamed (or offered: then the boxes serve a refusal): boxes of
      * coll_pnbc_shm_stream_frag_bytes, none larger than the message --
@@ -428,7 +429,8 @@ static inline shm_shape_t slot_shape(const shm_action_t *t, int pressure)
     const size_t part = t->ch.retag ? (bytes + SHM_RETAG_PIECES - 1) / SHM_RETAG_PIECES : bytes;
     const size_t whole = (part + SHM_LINE - 1) & ~(size_t) (SHM_LINE - 1);
     frag = (whole < frag && whole >= SHM_STREAM_FRAG_MIN) ? whole : frag;
-    return (shm_shape_t) { frag, (0 == pressure) ? SHM_STREAM_DEPTH : 2, false };
+    return (shm_shape_t) { .frag = frag, .depth = (0 == pressure) ? SHM_STREAM_DEPTH : 2,
+                           .offer = false, .invite = false };
 }
 /* ------------------------------------------------------------------ */
 /* Helpers every part uses                                            */

@@ -16,7 +16,7 @@
 
 static pool_t **peer_pools;
 static uint32_t npeer_pools;
-static uint32_t nmapped;        /* of them mapped (or known to have none) */
+static size_t nmapped;          /* of them mapped (or known to have none) */
 
 /* ------------------------------------------------------------------ */
 /* Sender: find a peer's block                                        */
@@ -185,10 +185,12 @@ void pnbc_shm_comm_enable(ompi_communicator_t *comm)
     }
     const int n = ompi_comm_size(comm), me = ompi_comm_rank(comm);
     const uint32_t my_vpid = OMPI_PROC_MY_NAME->vpid;
+    /* a count (int32_t in Open MPI 4.1, uint32_t in 5.0), not 0 here */
+    const size_t local_peers = (size_t) opal_process_info.num_local_peers;
     pnbc_lock(&pnbc_shm_pool_lock);
     /* every on-node process's pool mapped: nothing to look for (a
      * communicator's creation then costs no walk over its ranks) */
-    for (int r = 0; r < n && nmapped < opal_process_info.num_local_peers; ++r) {
+    for (int r = 0; r < n && nmapped < local_peers; ++r) {
         if (r == me || !pnbc_shm_peer_local(comm, r)) {
             continue;
         }

@@ -241,9 +241,14 @@ static bool mbox_bind(pnbc_action_t *a, const pnbc_channel_t *ch)
 {
     const size_t bytes = (NULL == a->buf.dtype) ? 0 : a->buf.count * a->buf.dtype->super.size;
 
-    /* Both sides decide alike (see the top of this file). */
-    const int tier = ch->retag ? pnbc_mbox_tier(ch, a, bytes) : -1;
-    if (tier < 0 || ch->sizes_may_differ || !pnbc_shm_peer_ok(a, ch)) {
+    /* Both sides decide alike (see the top of this file).  The peer is
+     * checked before the tier, which looks it up in the communicator's
+     * group (an intercommunicator's `local` peer is not in it). */
+    if (!ch->retag || ch->sizes_may_differ || !pnbc_shm_peer_ok(a, ch)) {
+        return false;
+    }
+    const int tier = pnbc_mbox_tier(ch, a, bytes);
+    if (tier < 0) {
         return false;
     }
     /* Ours from here on; a failure leaves tstate.ptr NULL and fails the

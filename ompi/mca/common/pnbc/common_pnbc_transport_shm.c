@@ -194,10 +194,13 @@ static bool shm_bind(pnbc_action_t *a, const pnbc_channel_t *ch)
      * to the PML above the boxes (whose own single copy is as dear) goes
      * through them below its receiver's published offer floor. */
     const int max_bytes = mca_common_pnbc_params.shm_max_bytes;
+    /* pnbc_shm_peer_ok() first: the tier and the floor look the peer up
+     * in the communicator's group, which an intercommunicator's `local`
+     * action's peer is not a rank of. */
     if (max_bytes < 0 || ch->sizes_may_differ || bytes > (size_t) max_bytes ||
+        !pnbc_shm_peer_ok(a, ch) ||
         (ch->retag && (bytes < (size_t) mca_common_pnbc_params.shm_retag_min_bytes ||
                        1 == pnbc_mbox_tier(ch, a, bytes))) ||
-        !pnbc_shm_peer_ok(a, ch) ||
         (bytes > shm_box_max(ch) && bytes > ch->large.shm_max &&
          bytes >= pnbc_shm_pair_floor(ch, a))) {
         return false;
