@@ -6,14 +6,19 @@
  * (the coll/pnbc component: persistent collectives; libpnbc, the MPI
  * extension: partitioned communication).
  *
+ * core/:
  *   common_pnbc_schedule.[ch]  the typed schedule (IR) and its builder
  *   common_pnbc_commit.c       commit: addresses, transports, peepholes
  *   common_pnbc_exec.c         the executor (knows no client)
- *   common_pnbc_transport*.{h,c}, common_pnbc_shm*.c   transports
+ *   common_pnbc_transport.[ch], common_pnbc_transport_pml.c   the
+ *                              transports' interface and registry, pml
  *   common_pnbc_request.[ch]   the request core: one req_start for every
  *                              kind of pnbc request, one progress loop
  *   common_pnbc_engine.c       engine state, parameters, init/fini
  *   common_pnbc_copy.c         the data path's non-temporal copy
+ * shm/: the shared-memory transports, common_pnbc_transport_shm.c,
+ *   common_pnbc_transport_mbox.c and common_pnbc_shm*.{h,c}
+ * here: this header and the compatibility layer, common_pnbc_compat.[ch]
  *
  * This header holds what the whole engine shares: its parameters (the
  * coll component registers them as coll_pnbc_* MCA variables; without it

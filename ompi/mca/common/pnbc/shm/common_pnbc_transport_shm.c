@@ -342,6 +342,16 @@ static void shm_retag(pnbc_action_t *a, const pnbc_channel_t *ch)
     }
 }
 
+/* The engine's last release: the single-copy report (verbose 2), the
+ * pools (pnbc_shm_pool_finalize()), then our directory with the files
+ * of requests never freed. */
+static void shm_fini(void)
+{
+    pnbc_shm_copy_report();
+    pnbc_shm_pool_finalize();
+    pnbc_shm_own_dir_remove();
+}
+
 const pnbc_transport_t pnbc_transport_shm = {
     .name = "shm",
     /* a SEND is done once its data is in the receiver's box (or, single
@@ -356,5 +366,5 @@ const pnbc_transport_t pnbc_transport_shm = {
     .unbind = shm_unbind,
     .open = pnbc_shm_pool_open,
     .comm_enable = pnbc_shm_comm_enable,
-    .fini = pnbc_transport_shm_finalize,
+    .fini = shm_fini,
 };

@@ -514,8 +514,8 @@ bool pnbc_shm_bind_data(const pnbc_action_t *a, size_t bytes, char **flat,
  * (malloc'ed; NULL: none), and our own (created at first use). */
 char *pnbc_shm_dir_path(const opal_process_name_t *name);
 const char *pnbc_shm_own_dir_get(void);
-/* The shm transport's fini: remove the files of requests never freed. */
-void pnbc_transport_shm_finalize(void);
+/* The transport's fini, after the pool's: remove our directory. */
+void pnbc_shm_own_dir_remove(void);
 /* The path of request (cid, tag)'s fallback marker in `dir`. */
 char *pnbc_shm_marker_path(const char *dir, uint32_t cid, int32_t tag);
 /* Regions: the last release gives the owner's block back to the pool. */

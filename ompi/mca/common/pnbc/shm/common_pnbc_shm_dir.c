@@ -266,10 +266,11 @@ const char *pnbc_shm_own_dir_get(void)
     return shm_own_dir;
 }
 
-void pnbc_transport_shm_finalize(void)
+/* At finalize (the transport's fini, once the pool is gone): remove our
+ * directory with the files of requests never freed, and close the
+ * descriptor that holds its flock. */
+void pnbc_shm_own_dir_remove(void)
 {
-    pnbc_shm_copy_report();
-    pnbc_shm_pool_finalize();
     pnbc_lock(&shm_lock);
     if (NULL != shm_own_dir) {
         int fd = open(shm_own_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
