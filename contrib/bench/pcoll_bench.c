@@ -31,8 +31,7 @@
  *
  * "bytes" is the size of one rank's block: the bcast buffer; the reduce and
  * allreduce vector (bytes/8 doubles, MPI_SUM); each rank's allgather
- * contribution; each alltoall block (so buffers are np * bytes).  Barrier is
- * reported with bytes = 0.
+ * contribution; each alltoall block (so buffers are np * bytes); barrier: 0.
  *
  * Output: CSV rows on rank 0's stdout,
  *     impl,coll,bytes,np,median_us,min_us,init_us,overlap_pct
