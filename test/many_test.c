@@ -1,6 +1,6 @@
 /*
- * many_test: many live persistent collective requests (issue: cost that does
- * not grow with the number of live requests).
+ * many_test: many live persistent collective requests (the aim: a cost that
+ * does not grow with the number of live requests).
  *
  *   many_test many N [ROUNDS]
  *       N live requests of mixed collectives and sizes (allreduce 8 B,

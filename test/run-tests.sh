@@ -200,7 +200,7 @@ for np in 1 2 3 4; do
     done
 done
 
-# The other collectives (issue: every persistent collective of MPI-4.1):
+# The other collectives (every persistent collective of MPI-4.1):
 # one conformance program per family, at np = 1..5.
 for family in $CONF_FAMILIES; do
     for np in 1 2 3 4 5; do

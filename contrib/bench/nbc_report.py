@@ -120,8 +120,9 @@ def main(argv):
     out += ["", "First call (a call + wait with buffers not used before: pnbc builds, commits and "
             "caches a schedule; libnbc and MPICH build theirs as on every call), median us:", ""]
     fi = [i for i in ["pnbc-nb", "libnbc-nb", "mpich-nb"] if i in impls]
-    # the last column is the measure: a first call against libnbc's call (its median over
-    # the timed loops; libnbc has no cache, so its first call is the same call timed 100 times)
+    # the last column is what the first-call target measures (at most 5x, docs/nbc-targets.md): a
+    # first call against libnbc's call (its median over the timed loops; libnbc has no cache, so
+    # its first call is the same call timed 100 times)
     out += ["| coll | size | " + " | ".join("`%s`" % i for i in fi) +
             " | pnbc-nb / libnbc-nb (first calls) | pnbc-nb first / libnbc-nb call |",
             "|---|---:|" + "---:|" * (len(fi) + 2)]

@@ -11,7 +11,7 @@ RAW_CSV rows: round,impl,test,nparts,bytes,np,median_us,min_us,ok
 Per (impl, test, nparts, bytes): median over rounds of the per-round
 medians, min of the mins, ok = every round's data check passed.
 
-The targets of the issue are reported, not enforced: in every cell
+The targets are reported, not enforced: in every cell
 pnbc <= 0.7 x MPICH partitioned and pnbc <= the whole-buffer isend (of the
 same total); early-bird 8 x 8 KiB: last Pready -> completion <= 2 us.
 Only the Python standard library is used; the plot needs gnuplot.

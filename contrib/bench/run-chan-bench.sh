@@ -15,7 +15,7 @@
 #      rotating from round to round (one interleaved run: the numbers are
 #      comparable with each other only);
 #   3. writes OUT/chan.csv (medians over rounds), OUT/chan.md (tables,
-#      ratios and the targets), OUT/chan.png (gnuplot, if found) and
+#      ratios and the targets), OUT/chan.png (gnuplot, if found) and
 #      OUT/raw.csv (every round).
 #
 # Usage: contrib/bench/run-chan-bench.sh [--quick] [--rounds R] [--batches B]
