@@ -3,8 +3,8 @@
 # Copyright (c) 2026 The pnbc developers
 # SPDX-License-Identifier: BSD-3-Clause
 #
-# The warnings pnbc's libraries are compiled with, and --enable-werror,
-# which makes them errors (contrib/test-all.sh, the project's own test
+# The warnings pnbc's libraries and test programs are compiled with, and
+# --enable-werror, which makes them errors (contrib/test-all.sh, the project's own test
 # command, turns it on; a plain ./configure does not, so that a compiler
 # pnbc was not tried with warns but still builds).  Open MPI's headers are
 # included as system headers (PNBC_CHECK_OMPI: -isystem), so their own
@@ -14,14 +14,15 @@
 # -------------
 # Sets and AC_SUBSTs PNBC_WARN_CFLAGS: "-Wall -Wextra" (those of them $CC
 # accepts), plus -Werror with --enable-werror.  They go into the
-# libraries' AM_CFLAGS, not CFLAGS: configure's own tests must not turn
+# libraries' and test/Makefile.am's AM_CFLAGS, not CFLAGS: configure's own tests must not turn
 # into errors, and a user's CFLAGS come after them (-Wno-... still wins).
 AC_DEFUN([PNBC_WARNINGS], [
     AC_REQUIRE([AC_PROG_CC])
     AC_ARG_ENABLE([werror],
         [AS_HELP_STRING([--enable-werror],
-            [make the libraries' compiler warnings (-Wall -Wextra) errors
-             (contrib/test-all.sh turns this on); default: no])],
+            [make the compiler warnings (-Wall -Wextra) of the libraries
+             and the test programs errors (contrib/test-all.sh turns
+             this on); default: no])],
         [], [enable_werror=no])
 
     PNBC_WARN_CFLAGS=
@@ -36,7 +37,7 @@ AC_DEFUN([PNBC_WARNINGS], [
     done
     CFLAGS=$pnbc_save_CFLAGS
 
-    AC_MSG_CHECKING([whether compiler warnings are errors in the libraries])
+    AC_MSG_CHECKING([whether compiler warnings are errors in the libraries and tests])
     AS_CASE([$enable_werror],
         [yes], [PNBC_WARN_CFLAGS="$PNBC_WARN_CFLAGS -Werror"
                 AC_MSG_RESULT([yes (--enable-werror)])],

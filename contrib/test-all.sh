@@ -15,7 +15,7 @@
 # the last line is the total, "N passed, N failed" (", N skipped" when
 # there are skips).  The exit status is non-zero if a build or any test
 # failed.  The build is configured with --enable-werror: a compiler
-# warning in the libraries fails it.
+# warning in the libraries or the test programs fails it.
 #
 # Environment:
 #   PNBC_SERIES          native (or 4.1): this machine's Open MPI only;

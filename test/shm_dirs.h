@@ -27,9 +27,9 @@ static inline int shm_own_dir(char *path, size_t len)
     int found = 0;
     if (NULL == d) return 0;
     while (!found && NULL != (e = readdir(d))) {
-        char link[64], target[512];
-        snprintf(link, sizeof link, "/proc/self/fd/%s", e->d_name);
-        ssize_t n = readlink(link, target, sizeof target - 1);
+        char target[512];
+        /* the entry's link, read relative to the directory itself */
+        ssize_t n = readlinkat(dirfd(d), e->d_name, target, sizeof target - 1);
         if (n <= 0) continue;
         target[n] = '\0';
         if (0 == strncmp(target, "/dev/shm/pnbc.", 14) && NULL == strchr(target + 9, '/')) {
