@@ -97,7 +97,7 @@ mkdir -p "$out"
 {
     echo "series=ompi-$( [ "$major" -ge 5 ] && echo 5.0 || echo 4.1)"
     echo "ompi=$(sed -n 's/^OMPI_VERSION = //p' Makefile)"
-    echo "mpich=$( (mpichversion 2>/dev/null || true) | sed -n 's/^MPICH Version: *//p')"
+    echo "mpich=$( (mpichversion 2>/dev/null || true) | sed -n 's/^MPICH Version:[[:space:]]*//p')"
     echo "os=$(. /etc/os-release && echo "$PRETTY_NAME")"
     echo "cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1), $(nproc) cores"
     echo "date=$(date +%Y-%m-%d)"
