@@ -16,7 +16,8 @@
 #                     installed page formats without a groff warning
 #   docs-words        README.md, docs/ and man/ name results by date and
 #                     commit, never by a work counter (the word for a sitting
-#                     followed by its number, in text or a file name)
+#                     followed by its number, in text or a file name), and
+#                     cite no issue of the project's own tracker
 #
 # Sourced by run-tests.sh, where it adds the docs-* cases; each case runs
 # this file as a script:  bash docs.sh parameters|man|words
@@ -115,6 +116,12 @@ words)
     hits=$(grep -rniE "${word}s? *[0-9]" "$top/README.md" "$top/docs" "$top/man" 2>/dev/null |
         grep -v '\.csv:' | head -n 20)
     files=$(cd "$top" && find README.md docs man -iname "*$word*" 2>/dev/null | head -n 20)
+    # the project's own tracker (another project's public issue, "Open MPI
+    # issue 13303", is a reference a user can follow) and links to run
+    # records that are no longer in the tree
+    hits=$hits$(grep -rniE "(^|[^a-z])issue[s]? *[0-9]|its run record" "$top/README.md" \
+        "$top/docs" "$top/man" 2>/dev/null | grep -viE "(open mpi|openmpi|mpich|prrte|pmix|mpi-issues)[^|]{0,12}issue" |
+        grep -v '\.csv:' | head -n 20)
     if [ -n "$hits$files" ]; then
         echo "FAIL docs-words: a work counter in the documentation:"
         echo "$hits"
