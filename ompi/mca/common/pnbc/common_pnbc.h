@@ -57,8 +57,9 @@ typedef struct pnbc_engine_params_t {
                                   big (coll_pnbc_shm_stream_frag_bytes) */
     int shm_single_copy;/* ...or go in one copy, process_vm_readv */
     int shm_nt_min_bytes;   /* a sender fills boxes of this many bytes up
-                               to shm_nt_max_bytes with non-temporal
-                               stores (coll_pnbc_shm_nt_*; 0: never;
+                               to shm_nt_max_bytes (default: none) always
+                               with non-temporal stores
+                               (coll_pnbc_shm_nt_*; 0: never;
                                pnbc_fill()), ... */
     int shm_nt_max_bytes;
     int shm_nt_ratio;       /* ...other messages of at least

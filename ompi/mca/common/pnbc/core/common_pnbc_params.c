@@ -136,16 +136,17 @@ static const pnbc_param_t engine_params[] = {
       MCA_BASE_VAR_TYPE_INT, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_ALL,
       &mca_common_pnbc_params.shm_stream_frag_bytes },
     { "shm_nt_min_bytes",
-      "Shared memory transport: a sender fills boxes of this many bytes up to "
-      "coll_pnbc_shm_nt_max_bytes with non-temporal stores, which write whole lines without "
-      "fetching them from the receiver's cache first, and other boxes and the messages of "
-      "nonblocking calls' mailbox rings of at least coll_pnbc_shm_nt_measured_min_bytes as "
-      "coll_pnbc_shm_nt_ratio says; never where processes outnumber CPUs (0: never; "
-      "docs/design-measurements.md)",
+      "Shared memory transport: a sender fills the boxes of this many bytes up to "
+      "coll_pnbc_shm_nt_max_bytes always with non-temporal stores, which write whole lines "
+      "without fetching them from the receiver's cache first (the range is empty by "
+      "default); other boxes and the messages of nonblocking calls' mailbox rings of at "
+      "least coll_pnbc_shm_nt_measured_min_bytes get them as coll_pnbc_shm_nt_ratio says; "
+      "never where processes outnumber CPUs (0: never; docs/design-measurements.md)",
       MCA_BASE_VAR_TYPE_INT, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_ALL,
       &mca_common_pnbc_params.shm_nt_min_bytes },
     { "shm_nt_max_bytes",
-      "Shared memory transport: see coll_pnbc_shm_nt_min_bytes",
+      "Shared memory transport: see coll_pnbc_shm_nt_min_bytes (below it: no box always "
+      "gets non-temporal stores)",
       MCA_BASE_VAR_TYPE_INT, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_ALL,
       &mca_common_pnbc_params.shm_nt_max_bytes },
     { "shm_nt_ratio",
