@@ -6,12 +6,20 @@
  * MPI: the least work any on-node implementation does.  Two processes
  * (fork) each own a send buffer of two blocks (one for itself, one for
  * the other) and a receive buffer of two blocks, on their own heaps as an
- * application's would be.  Per iteration, after a barrier on a shared
- * line, each process
+ * application's would be (each on pages).  Per iteration, after a barrier
+ * on a shared line, each process
  *
  *   cma     reads the other's block for it with one process_vm_readv
  *           (single copy, the fastest way across processes here) and
  *           copies its own block with memcpy;
+ *   box     copies the other's block into a shared box (memcpy), raises
+ *           its flag, copies its own block, waits for the other's flag and
+ *           copies its block out of the other's box: the two copies of the
+ *           bare ping-pong (shm_floor.c) in both directions at once, plus
+ *           the own block -- the least work of an alltoall through boxes,
+ *           where a single copy is dear;
+ *   local   copies its own block only (both processes at once: what the
+ *           two cores' copies cost when they run together);
  *   barrier does only the barrier (its cost is included above).
  *
  * Every byte of each receive buffer is written once, which is the least
@@ -19,12 +27,14 @@
  * an alltoall.  No MPI implementation on this node can go below the
  * `cma` line by more than the barrier.
  *
- * Output: "floor,alltoall,cma|barrier,BYTES,US" (median over batches of
- * the slower process's time per iteration).
- * Usage: exchange_floor [-s SIZES] [-T MS] [-b BATCHES]   (K/M allowed)
+ * Output: "floor,alltoall,cma|box|local|barrier,BYTES,US" (median over
+ * batches of the slower process's time per iteration).
+ * Usage: exchange_floor [-s SIZES] [-T MS] [-b BATCHES] [-m MODES]
+ *        (K/M allowed; MODES: comma list, default cma,barrier)
  */
 
 #define _GNU_SOURCE
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,6 +50,9 @@
 #define LINE 128
 #define MAX_BATCHES 64
 
+enum { MODE_BARRIER, MODE_CMA, MODE_BOX, MODE_LOCAL, NMODES };
+static const char *const mode_names[NMODES] = { "barrier", "cma", "box", "local" };
+
 typedef struct shared_t {
     volatile uint64_t arrive[2] __attribute__((aligned(LINE)));
     char pad0[LINE - 2 * sizeof(uint64_t)];
@@ -47,6 +60,9 @@ typedef struct shared_t {
     volatile int64_t pid[2];
     volatile uint64_t iters;        /* chosen by process 0 per batch */
     volatile double t[2][MAX_BATCHES];
+    /* box mode: each process's flag (the iteration whose block is in its
+     * box), then from the next page on a box per process */
+    volatile uint64_t full[2] __attribute__((aligned(LINE)));
 } shared_t;
 
 /* Sense-free barrier on two counters: each raises its own, waits for the
@@ -60,10 +76,29 @@ static void barrier(shared_t *sh, int me, uint64_t *gen)
     }
 }
 
+/* Box mode: my block for the other into my box, then my own block; the
+ * other's block out of its box once its flag says this iteration's is
+ * there.  The barrier that starts the next iteration tells each process
+ * its box has been read. */
+static void box_iteration(shared_t *sh, char *const box[2], size_t n, const char *sbuf,
+                          char *rbuf, int me, uint64_t gen)
+{
+    memcpy(box[me], sbuf + (size_t) (1 - me) * n, n);
+    __atomic_store_n(&sh->full[me], gen, __ATOMIC_RELEASE);
+    memcpy(rbuf + (size_t) me * n, sbuf + (size_t) me * n, n);
+    while (__atomic_load_n(&sh->full[1 - me], __ATOMIC_ACQUIRE) != gen) {
+        __asm__ volatile("pause");
+    }
+    memcpy(rbuf + (size_t) (1 - me) * n, box[1 - me], n);
+}
+
 static void one_iteration(int mode, size_t n, char *sbuf, char *rbuf, pid_t peer,
                           uint64_t peer_sbuf, int me)
 {
-    if (0 == mode) {
+    if (MODE_CMA != mode) {
+        if (MODE_LOCAL == mode) {
+            memcpy(rbuf + (size_t) me * n, sbuf + (size_t) me * n, n);
+        }
         return;
     }
     /* the other's block for me sits at index `me` of its send buffer */
@@ -76,9 +111,27 @@ static void one_iteration(int mode, size_t n, char *sbuf, char *rbuf, pid_t peer
     memcpy(rbuf + (size_t) me * n, sbuf + (size_t) me * n, n);
 }
 
-static void run(shared_t *sh, int me, size_t n, int mode, double batch_s, int batches)
+static void iteration(shared_t *sh, char *const box[2], int mode, size_t n, char *sbuf,
+                      char *rbuf, pid_t peer, uint64_t peer_sbuf, int me, uint64_t gen)
 {
-    char *sbuf = malloc(2 * n), *rbuf = malloc(2 * n);
+    if (MODE_BOX == mode) {
+        box_iteration(sh, box, n, sbuf, rbuf, me, gen);
+    } else {
+        one_iteration(mode, n, sbuf, rbuf, peer, peer_sbuf, me);
+    }
+}
+
+static void run(shared_t *sh, char *const box[2], int me, size_t n, int mode, double batch_s,
+                int batches)
+{
+    /* on pages, as shm_floor's: not one just past the other modulo 4 KiB,
+     * which makes memcpy several times slower here (memcpy_distance.c) */
+    char *sbuf = NULL, *rbuf = NULL;
+    if (0 != posix_memalign((void **) &sbuf, 4096, 2 * n) ||
+        0 != posix_memalign((void **) &rbuf, 4096, 2 * n)) {
+        fprintf(stderr, "exchange_floor: out of memory\n");
+        exit(1);
+    }
     memset(sbuf, 1 + me, 2 * n);
     memset(rbuf, 0, 2 * n);
     sh->sbuf[me] = (uintptr_t) sbuf;
@@ -94,7 +147,7 @@ static void run(shared_t *sh, int me, size_t n, int mode, double batch_s, int ba
             t0 = bench_now();
         }
         barrier(sh, me, &gen);
-        one_iteration(mode, n, sbuf, rbuf, peer, peer_sbuf, me);
+        iteration(sh, box, mode, n, sbuf, rbuf, peer, peer_sbuf, me, gen);
     }
     if (0 == me) {
         const double per = (bench_now() - t0) / 10;
@@ -108,12 +161,14 @@ static void run(shared_t *sh, int me, size_t n, int mode, double batch_s, int ba
         t0 = bench_now();
         for (uint64_t i = 0; i < iters; ++i) {
             barrier(sh, me, &gen);
-            one_iteration(mode, n, sbuf, rbuf, peer, peer_sbuf, me);
+            iteration(sh, box, mode, n, sbuf, rbuf, peer, peer_sbuf, me, gen);
         }
         sh->t[me][b] = (bench_now() - t0) / (double) iters;
     }
     barrier(sh, me, &gen);
-    if (mode && rbuf[(size_t) (1 - me) * n + n - 1] != 2 - me) {
+    const bool moved = MODE_CMA == mode || MODE_BOX == mode;
+    if ((moved && rbuf[(size_t) (1 - me) * n + n - 1] != 2 - me) ||
+        (MODE_BARRIER != mode && rbuf[(size_t) me * n] != 1 + me)) {
         fprintf(stderr, "exchange_floor: wrong data\n");
         exit(1);
     }
@@ -126,35 +181,59 @@ int main(int argc, char **argv)
     const char *sizes = "64K,256K,1M";
     double batch_ms = 10;
     int batches = 9;
+    int modes[NMODES], nmodes = 0;
+    char *mode_list = strdup("cma,barrier");
     int opt;
-    while (-1 != (opt = getopt(argc, argv, "s:T:b:"))) {
+    while (-1 != (opt = getopt(argc, argv, "s:T:b:m:"))) {
         switch (opt) {
         case 's': sizes = optarg; break;
         case 'T': batch_ms = atof(optarg); break;
         case 'b': batches = atoi(optarg); break;
+        case 'm': free(mode_list); mode_list = strdup(optarg); break;
         default:
-            fprintf(stderr, "usage: exchange_floor [-s SIZES] [-T MS] [-b BATCHES]\n");
+            fprintf(stderr, "usage: exchange_floor [-s SIZES] [-T MS] [-b BATCHES] "
+                            "[-m cma,box,local,barrier]\n");
             return 2;
         }
     }
+    for (char *tok = strtok(mode_list, ","); NULL != tok; tok = strtok(NULL, ",")) {
+        int m = 0;
+        while (m < NMODES && 0 != strcmp(tok, mode_names[m])) {
+            ++m;
+        }
+        if (NMODES == m || nmodes == NMODES) {
+            fprintf(stderr, "exchange_floor: not a mode (or too many): %s\n", tok);
+            return 2;
+        }
+        modes[nmodes++] = m;
+    }
+    free(mode_list);
     if (batches < 1 || batches > MAX_BATCHES) {
         fprintf(stderr, "exchange_floor: -b from 1 to %d\n", MAX_BATCHES);
         return 2;
     }
     char *check = strdup(sizes);
+    size_t box_bytes = 0;     /* the largest size */
     for (char *tok = strtok(check, ","); NULL != tok; tok = strtok(NULL, ",")) {
-        if (bench_parse_size(tok) <= 0) {
+        const long n = bench_parse_size(tok);
+        if (n <= 0) {
             fprintf(stderr, "exchange_floor: not a size: %s\n", tok);
             return 2;
         }
+        box_bytes = ((size_t) n > box_bytes) ? (size_t) n : box_bytes;
     }
     free(check);
-    shared_t *sh = mmap(NULL, sizeof(shared_t), PROT_READ | PROT_WRITE,
-                        MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-    if (MAP_FAILED == sh) {
+    /* the boxes start on pages, each on its own (see shm_floor.c) */
+    box_bytes = (box_bytes + 4095) & ~(size_t) 4095;
+    const size_t head = (sizeof(shared_t) + 4095) & ~(size_t) 4095;
+    char *area = mmap(NULL, head + 2 * box_bytes, PROT_READ | PROT_WRITE,
+                      MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (MAP_FAILED == area) {
         perror("mmap");
         return 1;
     }
+    shared_t *sh = (shared_t *) area;
+    char *const box[2] = { area + head, area + head + box_bytes };
     memset(sh, 0, sizeof(*sh));
     sh->pid[0] = getpid();
     const pid_t child = fork();
@@ -173,15 +252,16 @@ int main(int argc, char **argv)
     char *list = strdup(sizes);
     for (char *tok = strtok(list, ","); NULL != tok; tok = strtok(NULL, ",")) {
         const size_t n = (size_t) bench_parse_size(tok);
-        for (int mode = 1; mode >= 0; --mode) {
-            run(sh, me, n, mode, batch_ms * 1e-3, batches);
+        for (int k = 0; k < nmodes; ++k) {
+            const int mode = modes[k];
+            run(sh, box, me, n, mode, batch_ms * 1e-3, batches);
             if (0 == me) {
                 double t[MAX_BATCHES];
                 for (int b = 0; b < batches; ++b) {
                     t[b] = sh->t[0][b] > sh->t[1][b] ? sh->t[0][b] : sh->t[1][b];
                 }
                 qsort(t, (size_t) batches, sizeof(double), bench_cmp_double);
-                printf("floor,alltoall,%s,%zu,%.3f\n", mode ? "cma" : "barrier", n,
+                printf("floor,alltoall,%s,%zu,%.3f\n", mode_names[mode], n,
                        1e6 * t[batches / 2]);
                 fflush(stdout);
             }

@@ -122,9 +122,9 @@ OMPI_DECLSPEC extern mca_coll_pnbc_component_t mca_coll_pnbc_component;
     X(GATHERV,              gatherv,              INTER, PNBC_LARGE_SENDER_WRITES(32768), AHEAD) \
     X(SCATTER,              scatter,              INTER, PNBC_LARGE_PML(16384), AHEAD) \
     X(SCATTERV,             scatterv,             INTER, PNBC_LARGE_PML(16384), AHEAD) \
-    X(ALLGATHER,            allgather,            INTER, PNBC_LARGE_SINGLE_COPY(16384, 65536), LOCKSTEP) \
+    X(ALLGATHER,            allgather,            INTER, PNBC_LARGE_EXCHANGE(16384, 65536), LOCKSTEP) \
     X(ALLGATHERV,           allgatherv,           INTER, PNBC_LARGE_SINGLE_COPY(16384, 65536), AHEAD) \
-    X(ALLTOALL,             alltoall,             INTER, PNBC_LARGE_SINGLE_COPY(16384, SIZE_MAX), LOCKSTEP) \
+    X(ALLTOALL,             alltoall,             INTER, PNBC_LARGE_EXCHANGE(16384, SIZE_MAX), LOCKSTEP) \
     X(ALLTOALLV,            alltoallv,            INTER, PNBC_LARGE_SINGLE_COPY(16384, SIZE_MAX), AHEAD) \
     X(ALLTOALLW,            alltoallw,            INTER, PNBC_LARGE_SINGLE_COPY(16384, SIZE_MAX), AHEAD) \
     X(REDUCE_SCATTER,       reduce_scatter,       INTER, PNBC_LARGE_PML(16384), LOCKSTEP) \
@@ -141,7 +141,9 @@ OMPI_DECLSPEC extern mca_coll_pnbc_component_t mca_coll_pnbc_component;
  * larger ones through the PML (shm_max 0) or shm (up to shm_max); the
  * flags not named are false.  _SHARED: where senders can share the copy
  * (mca_coll_pnbc_large_msgs()), up to shared_box bytes through one box
- * and larger ones offered, the sender copying half. */
+ * and larger ones offered, the sender copying half.  _EXCHANGE: as
+ * _SINGLE_COPY, and every process copies at once (see
+ * pnbc_large_msgs_t.exchange). */
 #define PNBC_LARGE_PML(box)              { .box_max = (box), .shm_max = 0 }
 #define PNBC_LARGE_PML_CHAINED(box)      { .box_max = (box), .shm_max = 0, .chained = true }
 #define PNBC_LARGE_PML_EAGER(box)        { .box_max = (box), .shm_max = 0, .retag_eager = true }
@@ -151,6 +153,8 @@ OMPI_DECLSPEC extern mca_coll_pnbc_component_t mca_coll_pnbc_component;
 #define PNBC_LARGE_SENDER_WRITES(box)    { .box_max = (box), .shm_max = SIZE_MAX, \
                                            .sender_writes = true }
 #define PNBC_LARGE_SINGLE_COPY(box, max) { .box_max = (box), .shm_max = (max), .single_copy = true }
+#define PNBC_LARGE_EXCHANGE(box, max)    { .box_max = (box), .shm_max = (max), .single_copy = true, \
+                                           .exchange = true }
 #define PNBC_LARGE_PML_EAGER_SHARED(box, shared_box) \
     { .box_max = (box), .shm_max = 0, .retag_eager = true, .shared_copy = true, \
       .shared_box_max = (shared_box) }

@@ -436,7 +436,12 @@ static inline void pnbc_copy(void *dst, const void *src, size_t bytes)
     char *to = (char *) dst;
     const char *from = (const char *) src;
     for (size_t at = 0; at < bytes; at += PNBC_COPY_PIECE) {
-        memcpy(to + at, from + at, (bytes - at < PNBC_COPY_PIECE) ? bytes - at : PNBC_COPY_PIECE);
+        size_t piece = (bytes - at < PNBC_COPY_PIECE) ? bytes - at : PNBC_COPY_PIECE;
+        /* hidden from the compiler: knowing it at most 2 KiB, GCC copies
+         * it inline with `rep movsq`, as slow at such a distance as
+         * glibc's `rep movsb` (np=2 alltoall 64 KiB: 15% of the time) */
+        __asm__("" : "+r"(piece));
+        memcpy(to + at, from + at, piece);
     }
 }
 

@@ -206,6 +206,14 @@ typedef struct pnbc_large_msgs_t {
                            sender is at most one start ahead of its
                            receiver, so a one-box message's slot has two
                            boxes, not SHM_DEEP (slot_shape()) */
+    bool exchange;      /* every process sends and receives at once and
+                           copies a block of its own besides (allgather,
+                           alltoall): both CPUs copy already, so where a
+                           receiver finds single copy dear it declines it
+                           at every size, not only below its offer floor
+                           (pnbc_shm_declined_below()), and a sender fills
+                           its boxes with non-temporal stores only as it
+                           measures them (pnbc_fill_t), not always */
 } pnbc_large_msgs_t;
 
 typedef struct pnbc_schedule_t {

@@ -154,9 +154,8 @@ static inline size_t shm_slot_size(size_t frag, size_t depth)
 /* Per-action and shared state                                        */
 /* ------------------------------------------------------------------ */
 
-/* A request's block in a receiver's pool (common_pnbc_shm_pool.c): the
- * receiver's own, or a peer's seen by a sender.  Shared (refcount) by the
- * actions of one request using it. */
+/* A request's block in a receiver's pool (common_pnbc_shm_pool.c): the receiver's
+ * own, or a peer's seen by a sender.  Shared (refcount) by the request's actions. */
 typedef struct shm_region_t {
     int refs;
     bool owner;             /* ours: give the block back at the last release */
@@ -280,8 +279,7 @@ static inline size_t shm_box_max(const pnbc_channel_t *ch)
     return (box < SHM_FRAG_MIN) ? SHM_FRAG_MIN : box;
 }
 
-/* Does this node run more of the job's processes than it has CPUs
- * (coll_pnbc_oversubscribed)? */
+/* More of the job's processes on this node than CPUs (coll_pnbc_oversubscribed)? */
 bool pnbc_shm_oversubscribed(void);
 
 /* A sender's fill of a slot's boxes (box) or of a mailbox ring, as the
@@ -303,10 +301,13 @@ void pnbc_fill_init(pnbc_fill_t *f, bool box);
  * the same answer on both sides of a message. */
 size_t pnbc_shm_offer_floor(void);
 size_t pnbc_shm_recv_floor(uint32_t vpid);
-/* The offer floor the receiver of a's message published (0: none, or not
- * a peer of our job on this node): both sides of the message read the
- * same. */
+/* The offer floor a's receiver published (0: none, or not a peer of our
+ * job on this node): both sides of the message read the same. */
 size_t pnbc_shm_pair_floor(const pnbc_channel_t *ch, const pnbc_action_t *a);
+/* Below which size a receiver of offer floor `floor` declines single copy
+ * for ch's messages: the floor; an exchange's (pnbc_large_msgs_t.exchange)
+ * every size where the floor is not 0 and each process has a CPU. */
+size_t pnbc_shm_declined_below(const pnbc_channel_t *ch, size_t floor);
 void pnbc_shm_cost_finalize(void);
 /* Slots laid out declining single copy (coll_pnbc_verbose 2). */
 extern uint64_t pnbc_shm_declined_slots;
@@ -314,7 +315,7 @@ extern uint64_t pnbc_shm_declined_slots;
 /* Receiver: does it decline single copy for t's message? */
 static inline bool shm_recv_declines(const shm_action_t *t)
 {
-    return t->bytes < pnbc_shm_offer_floor();
+    return t->bytes < pnbc_shm_declined_below(&t->ch, pnbc_shm_offer_floor());
 }
 
 /* Is a message of `bytes` one whose copy the sender may share
@@ -458,8 +459,7 @@ static inline void shm_prefetch_write(const void *p)
 #endif
 }
 
-/* Point t at its slot in a mapping: the receiver's counter, then
- * `depth` boxes of `frag` bytes each. */
+/* Point t at its slot in a mapping: the receiver's counter, `depth` boxes of `frag` bytes. */
 static inline void slot_attach(shm_action_t *t, char *slot, uint64_t frag, uint64_t depth)
 {
     t->slot = (shm_slot_t *) slot;

@@ -19,7 +19,9 @@
  *    ahead; a paired slot would stream them with the sender waiting.
  * The second is decided by both sides of a message, so both read the
  * receiver's published floor (pnbc_shm_recv_floor()), whatever their own
- * measurement or parameters say.  docs/design-measurements.md, "Machines
+ * measurement or parameters say.  An exchange's messages (allgather,
+ * alltoall) such a receiver declines at every size
+ * (pnbc_shm_declined_below()).  docs/design-measurements.md, "Machines
  * where a single copy is dear"; docs/nbc.md, "Where a single copy is
  * dear".
  */
@@ -165,6 +167,20 @@ size_t pnbc_shm_pair_floor(const pnbc_channel_t *ch, const pnbc_action_t *a)
     return pnbc_shm_peer_local(ch->comm, a->peer)
                ? pnbc_shm_recv_floor(ompi_comm_peer_lookup(ch->comm, a->peer)->super.proc_name.vpid)
                : 0;
+}
+
+/* An exchange (pnbc_large_msgs_t.exchange) keeps both CPUs copying: each
+ * process reads its peer's block while its peer reads its own, and copies
+ * its own block besides.  Where a single copy is dear, a process_vm_readv
+ * of a block then costs more than the sender's copy into a box and the
+ * receiver's copy out together, which the two sides make at once (np=2,
+ * 1 MiB: a bare exchange through boxes 94-104 us, through
+ * process_vm_readv 135-168; contrib/bench/exchange_floor.c).  Where the
+ * processes share CPUs the two copies no longer run at once: the floor
+ * then stays as it is. */
+size_t pnbc_shm_declined_below(const pnbc_channel_t *ch, size_t floor)
+{
+    return (0 != floor && ch->large.exchange && !pnbc_shm_oversubscribed()) ? SIZE_MAX : floor;
 }
 
 void pnbc_shm_cost_finalize(void)

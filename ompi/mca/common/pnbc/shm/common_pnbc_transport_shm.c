@@ -192,7 +192,8 @@ static bool shm_bind(pnbc_action_t *a, const pnbc_channel_t *ch)
     /* Both sides decide alike: same algorithm, same parameters, and a
      * SEND has the type signature of its RECV.  A message the row leaves
      * to the PML above the boxes (whose own single copy is as dear) goes
-     * through them below its receiver's published offer floor. */
+     * through them where its receiver declines single copy
+     * (pnbc_shm_declined_below() its published offer floor). */
     const int max_bytes = mca_common_pnbc_params.shm_max_bytes;
     /* pnbc_shm_peer_ok() first: the tier and the floor look the peer up
      * in the communicator's group, which an intercommunicator's `local`
@@ -202,7 +203,7 @@ static bool shm_bind(pnbc_action_t *a, const pnbc_channel_t *ch)
         (ch->retag && (bytes < (size_t) mca_common_pnbc_params.shm_retag_min_bytes ||
                        1 == pnbc_mbox_tier(ch, a, bytes))) ||
         (bytes > shm_box_max(ch) && bytes > ch->large.shm_max &&
-         bytes >= pnbc_shm_pair_floor(ch, a))) {
+         bytes >= pnbc_shm_declined_below(ch, pnbc_shm_pair_floor(ch, a)))) {
         return false;
     }
     /* From here on the action is ours whatever happens: the peer takes
