@@ -110,7 +110,9 @@ static const pnbc_param_t engine_params[] = {
       "Whether this node runs more of the job's processes than it has CPUs, where two "
       "processes that must meet often wait for the other to be scheduled: nonblocking "
       "allreduce then streams its on-node messages instead of reading them in one copy "
-      "(-1 = find out: local processes > online CPUs, 0 = no, 1 = yes; docs/nbc.md)",
+      "(-1 = find out: local processes > online CPUs, 0 = no, 1 = yes; docs/nbc.md); "
+      "allgather and alltoall also choose their on-node transport by it, so set it alike "
+      "on all processes of a node",
       MCA_BASE_VAR_TYPE_INT, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_ALL,
       &mca_common_pnbc_params.oversubscribed },
     { "progress_park_min",
