@@ -110,15 +110,15 @@ run_case shm-dear-mixed-shared-np3 bash -c "$expect_output" expect dear-mixed-sh
 # shellcheck disable=SC2046,SC2086
 run_case shm-dear-mixed-nbc-np3 "$MPIRUN" $(mpiargs 3) \
     $SHM_SHARED $DEAR_RANK0 "$(bin nbc_test)" 10
-# An exchange (allgather, alltoall: every process copies at once) where
-# each process has a CPU (coll_pnbc_oversubscribed 0): a receiver that finds
+# An exchange (allgather, alltoall: every process copies at once) with
+# coll_pnbc_shm_exchange_boxes 1, where each process has a CPU (coll_pnbc_oversubscribed 0): a receiver that finds
 # single copy dear declines it for the exchange's messages of every size,
 # not only below its floor (here 1 byte, above which it declined nothing),
 # and allgather's beyond its row's 64 KiB take the boxes, not the PML.
 # Every receiver, persistent and nonblocking; then rank 0 alone, so that
 # both sides of each message must agree on the receiver's word (which
 # transport: boxes towards rank 0, the PML from it).
-SHM_EXCHANGE="--mca coll_pnbc_oversubscribed 0 --mca coll_pnbc_verbose 2"
+SHM_EXCHANGE="--mca coll_pnbc_shm_exchange_boxes 1 --mca coll_pnbc_oversubscribed 0 --mca coll_pnbc_verbose 2"
 DEAR_EXCHANGE="--mca coll_pnbc_shm_single_copy_dear_ns 1 --mca coll_pnbc_shm_single_copy_dear_min_bytes 1"
 # shellcheck disable=SC2046,SC2086
 run_case shm-dear-exchange-np3 bash -c "$expect_output" expect dear-exchange \

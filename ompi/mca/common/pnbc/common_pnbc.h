@@ -57,8 +57,8 @@ typedef struct pnbc_engine_params_t {
                                   big (coll_pnbc_shm_stream_frag_bytes) */
     int shm_single_copy;/* ...or go in one copy, process_vm_readv */
     int shm_nt_min_bytes;   /* a sender fills boxes of this many bytes up
-                               to shm_nt_max_bytes (default: none) always
-                               with non-temporal stores
+                               to shm_nt_max_bytes always with
+                               non-temporal stores
                                (coll_pnbc_shm_nt_*; 0: never;
                                pnbc_fill()), ... */
     int shm_nt_max_bytes;
@@ -67,6 +67,9 @@ typedef struct pnbc_engine_params_t {
                                measures its ordinary stores this many
                                times dearer (0: always) */
     int shm_nt_measured_min_bytes;
+    int shm_exchange_boxes; /* allgather and alltoall exchange through
+                               boxes filled as measured where single copy
+                               is dear (coll_pnbc_shm_exchange_boxes) */
     size_t shm_pool_comm_bytes; /* a communicator's share of a process's
                                    shm pool (coll_pnbc_shm_pool_comm_bytes) */
     size_t shm_pool_node_bytes; /* the job's pools on a node together */

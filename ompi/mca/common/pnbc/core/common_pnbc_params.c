@@ -111,7 +111,8 @@ static const pnbc_param_t engine_params[] = {
       "processes that must meet often wait for the other to be scheduled: nonblocking "
       "allreduce then streams its on-node messages instead of reading them in one copy "
       "(-1 = find out: local processes > online CPUs, 0 = no, 1 = yes; docs/nbc.md); "
-      "allgather and alltoall also choose their on-node transport by it, so set it alike "
+      "with coll_pnbc_shm_exchange_boxes, allgather and alltoall also choose their on-node "
+      "transport by it, so set it alike "
       "on all processes of a node",
       MCA_BASE_VAR_TYPE_INT, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_ALL,
       &mca_common_pnbc_params.oversubscribed },
@@ -140,8 +141,7 @@ static const pnbc_param_t engine_params[] = {
     { "shm_nt_min_bytes",
       "Shared memory transport: a sender fills the boxes of this many bytes up to "
       "coll_pnbc_shm_nt_max_bytes always with non-temporal stores, which write whole lines "
-      "without fetching them from the receiver's cache first (the range is empty by "
-      "default); other boxes and the messages of nonblocking calls' mailbox rings of at "
+      "without fetching them from the receiver's cache first; other boxes and the messages of nonblocking calls' mailbox rings of at "
       "least coll_pnbc_shm_nt_measured_min_bytes get them as coll_pnbc_shm_nt_ratio says; "
       "never where processes outnumber CPUs (0: never; docs/design-measurements.md)",
       MCA_BASE_VAR_TYPE_INT, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_ALL,
@@ -163,6 +163,15 @@ static const pnbc_param_t engine_params[] = {
       "stores)",
       MCA_BASE_VAR_TYPE_INT, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_ALL,
       &mca_common_pnbc_params.shm_nt_measured_min_bytes },
+    { "shm_exchange_boxes",
+      "Shared memory transport: allgather and alltoall, on a node where single copy is "
+      "measured dear and each process has a CPU, exchange messages of every size through "
+      "boxes filled as their sender measures (1), instead of single copy above the offer "
+      "floor and non-temporal stores in the boxes of coll_pnbc_shm_nt_min_bytes to "
+      "_max_bytes (0): faster in most launches of a 2-vCPU VM, twice as slow in the others "
+      "(docs/design-measurements.md). Must be the same on all processes",
+      MCA_BASE_VAR_TYPE_INT, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_ALL_EQ,
+      &mca_common_pnbc_params.shm_exchange_boxes },
     { "shm_single_copy",
       "Shared memory transport: copy messages larger than coll_pnbc_shm_frag_bytes "
       "straight from the sender's buffer with process_vm_readv when both layouts "

@@ -208,7 +208,8 @@ typedef struct pnbc_large_msgs_t {
                            boxes, not SHM_DEEP (slot_shape()) */
     bool exchange;      /* every process sends and receives at once and
                            copies a block of its own besides (allgather,
-                           alltoall): both CPUs copy already, so where a
+                           alltoall): both CPUs copy already, so with
+                           coll_pnbc_shm_exchange_boxes, where a
                            receiver finds single copy dear it declines it
                            at every size, not only below its offer floor
                            (pnbc_shm_declined_below()), and a sender fills

@@ -19,9 +19,9 @@
  *    ahead; a paired slot would stream them with the sender waiting.
  * The second is decided by both sides of a message, so both read the
  * receiver's published floor (pnbc_shm_recv_floor()), whatever their own
- * measurement or parameters say.  An exchange's messages (allgather,
- * alltoall) such a receiver declines at every size
- * (pnbc_shm_declined_below()).  docs/design-measurements.md, "Machines
+ * measurement or parameters say.  With coll_pnbc_shm_exchange_boxes an
+ * exchange's messages (allgather, alltoall) such a receiver declines at
+ * every size (pnbc_shm_declined_below()).  docs/design-measurements.md, "Machines
  * where a single copy is dear"; docs/nbc.md, "Where a single copy is
  * dear".
  */
@@ -180,7 +180,8 @@ size_t pnbc_shm_pair_floor(const pnbc_channel_t *ch, const pnbc_action_t *a)
  * then stays as it is. */
 size_t pnbc_shm_declined_below(const pnbc_channel_t *ch, size_t floor)
 {
-    return (0 != floor && ch->large.exchange && !pnbc_shm_oversubscribed()) ? SIZE_MAX : floor;
+    return (0 != floor && ch->large.exchange && mca_common_pnbc_params.shm_exchange_boxes &&
+            !pnbc_shm_oversubscribed()) ? SIZE_MAX : floor;
 }
 
 void pnbc_shm_cost_finalize(void)
