@@ -112,8 +112,7 @@ static const pnbc_param_t engine_params[] = {
       "allreduce then streams its on-node messages instead of reading them in one copy "
       "(-1 = find out: local processes > online CPUs, 0 = no, 1 = yes; docs/nbc.md); "
       "with coll_pnbc_shm_exchange_boxes, allgather and alltoall also choose their on-node "
-      "transport by it, so set it alike "
-      "on all processes of a node",
+      "transport by it, so set it alike on all processes of a node",
       MCA_BASE_VAR_TYPE_INT, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_ALL,
       &mca_common_pnbc_params.oversubscribed },
     { "progress_park_min",
@@ -141,8 +140,9 @@ static const pnbc_param_t engine_params[] = {
     { "shm_nt_min_bytes",
       "Shared memory transport: a sender fills the boxes of this many bytes up to "
       "coll_pnbc_shm_nt_max_bytes always with non-temporal stores, which write whole lines "
-      "without fetching them from the receiver's cache first; other boxes and the messages of nonblocking calls' mailbox rings of at "
-      "least coll_pnbc_shm_nt_measured_min_bytes get them as coll_pnbc_shm_nt_ratio says; "
+      "without fetching them from the receiver's cache first; other boxes and the messages "
+      "of nonblocking calls' mailbox rings of at least coll_pnbc_shm_nt_measured_min_bytes "
+      "get them as coll_pnbc_shm_nt_ratio says; "
       "never where processes outnumber CPUs (0: never; docs/design-measurements.md)",
       MCA_BASE_VAR_TYPE_INT, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_ALL,
       &mca_common_pnbc_params.shm_nt_min_bytes },

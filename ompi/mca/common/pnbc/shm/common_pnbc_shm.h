@@ -301,12 +301,12 @@ void pnbc_fill_init(pnbc_fill_t *f, bool box);
  * the same answer on both sides of a message. */
 size_t pnbc_shm_offer_floor(void);
 size_t pnbc_shm_recv_floor(uint32_t vpid);
-/* The offer floor a's receiver published (0: none, or not a peer of our
- * job on this node): both sides of the message read the same. */
+/* The offer floor a's receiver published (0: none, or no peer of our job here): both read it. */
 size_t pnbc_shm_pair_floor(const pnbc_channel_t *ch, const pnbc_action_t *a);
-/* Below which size a receiver of offer floor `floor` declines single copy
- * for ch's messages: the floor; an exchange's (pnbc_large_msgs_t.exchange)
- * every size where the floor is not 0 and each process has a CPU. */
+/* Does ch exchange through boxes (an exchange, coll_pnbc_shm_exchange_boxes)?  Its receiver
+ * then declines single copy at every size where the offer floor is not 0 and each process has
+ * a CPU (pnbc_shm_declined_below()); other messages below the floor. */
+bool pnbc_shm_exchange_boxes(const pnbc_channel_t *ch);
 size_t pnbc_shm_declined_below(const pnbc_channel_t *ch, size_t floor);
 void pnbc_shm_cost_finalize(void);
 /* Slots laid out declining single copy (coll_pnbc_verbose 2). */

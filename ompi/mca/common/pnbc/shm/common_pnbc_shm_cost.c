@@ -178,10 +178,15 @@ size_t pnbc_shm_pair_floor(const pnbc_channel_t *ch, const pnbc_action_t *a)
  * process_vm_readv 135-168; contrib/bench/exchange_floor.c).  Where the
  * processes share CPUs the two copies no longer run at once: the floor
  * then stays as it is. */
+bool pnbc_shm_exchange_boxes(const pnbc_channel_t *ch)
+{
+    return ch->large.exchange && 0 != mca_common_pnbc_params.shm_exchange_boxes;
+}
+
 size_t pnbc_shm_declined_below(const pnbc_channel_t *ch, size_t floor)
 {
-    return (0 != floor && ch->large.exchange && mca_common_pnbc_params.shm_exchange_boxes &&
-            !pnbc_shm_oversubscribed()) ? SIZE_MAX : floor;
+    return (0 != floor && pnbc_shm_exchange_boxes(ch) && !pnbc_shm_oversubscribed()) ? SIZE_MAX
+                                                                                     : floor;
 }
 
 void pnbc_shm_cost_finalize(void)

@@ -29,10 +29,9 @@ static bool send_find_slot(const pnbc_action_t *a, shm_action_t *t)
             e->frag <= r->size && (e->frag > 0 || 0 == e->capacity) &&
             e->offset + shm_slot_size(e->frag, e->depth) <= r->size) {
             slot_attach(t, (char *) r->base + e->offset, e->frag, e->depth);
-            /* an exchange's boxes with coll_pnbc_shm_exchange_boxes:
-             * non-temporal stores as measured (pnbc_large_msgs_t.exchange) */
-            pnbc_fill_init(&t->fill, !(t->ch.large.exchange &&
-                                       mca_common_pnbc_params.shm_exchange_boxes));
+            /* boxes of an exchange through boxes: non-temporal stores
+             * as measured, not always */
+            pnbc_fill_init(&t->fill, !pnbc_shm_exchange_boxes(&t->ch));
             t->capacity = e->capacity;
             t->offer_asked = (0 != e->offer);
             t->offer_declined = (0 != e->declined);
