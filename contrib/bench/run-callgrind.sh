@@ -47,7 +47,7 @@ count_at_rank() {
 
 if [ "${1:-}" = "--nonblocking" ]; then
     printf '%-10s %-5s %12s %12s %8s %14s\n' coll rank persistent nonblocking ratio "tuned blocking"
-    for coll in bcast reduce allreduce barrier; do
+    for coll in bcast reduce allreduce barrier allgather alltoall; do
         for rank in 0 1; do
             p=$(count_at_rank "$rank" "$coll" persistent 1000)
             n=$(count_at_rank "$rank" "$coll" nonblocking 1000)

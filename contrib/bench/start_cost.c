@@ -6,8 +6,8 @@
  *
  *     start_cost [COLL [MODE [N]]]
  *
- * COLL: allreduce (default), bcast, reduce or barrier (root 0, one
- * double).  MODE: persistent (MPI_Start + MPI_Wait of one request made
+ * COLL: allreduce (default), bcast, reduce, barrier, allgather or
+ * alltoall (root 0, one double per rank).  MODE: persistent (MPI_Start + MPI_Wait of one request made
  * by MPIX_<Coll>_init, default), nonblocking (MPI_I<coll> + MPI_Wait) or
  * blocking (MPI_<Coll>: tuned's, the peer a nonblocking call is held to).  After 100 untimed calls, N (default 1000) calls run
  * between CALLGRIND_START/STOP_INSTRUMENTATION, so that valgrind
@@ -22,7 +22,7 @@
 #include <string.h>
 #include <valgrind/callgrind.h>
 
-enum { ALLREDUCE, BCAST, REDUCE, BARRIER };
+enum { ALLREDUCE, BCAST, REDUCE, BARRIER, ALLGATHER, ALLTOALL };
 
 enum { PERSISTENT, NONBLOCKING, BLOCKING };
 
@@ -33,6 +33,8 @@ static void call(int coll, int mode, MPI_Request *req, double *s, double *r)
         case BCAST: MPI_Bcast(r, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD); break;
         case REDUCE: MPI_Reduce(s, r, 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD); break;
         case BARRIER: MPI_Barrier(MPI_COMM_WORLD); break;
+        case ALLGATHER: MPI_Allgather(s, 1, MPI_DOUBLE, r, 1, MPI_DOUBLE, MPI_COMM_WORLD); break;
+        case ALLTOALL: MPI_Alltoall(s, 1, MPI_DOUBLE, r, 1, MPI_DOUBLE, MPI_COMM_WORLD); break;
         default: MPI_Allreduce(s, r, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD); break;
         }
         return;
@@ -42,6 +44,12 @@ static void call(int coll, int mode, MPI_Request *req, double *s, double *r)
         case BCAST: MPI_Ibcast(r, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD, req); break;
         case REDUCE: MPI_Ireduce(s, r, 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD, req); break;
         case BARRIER: MPI_Ibarrier(MPI_COMM_WORLD, req); break;
+        case ALLGATHER:
+            MPI_Iallgather(s, 1, MPI_DOUBLE, r, 1, MPI_DOUBLE, MPI_COMM_WORLD, req);
+            break;
+        case ALLTOALL:
+            MPI_Ialltoall(s, 1, MPI_DOUBLE, r, 1, MPI_DOUBLE, MPI_COMM_WORLD, req);
+            break;
         default: MPI_Iallreduce(s, r, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD, req); break;
         }
     } else {
@@ -52,7 +60,7 @@ static void call(int coll, int mode, MPI_Request *req, double *s, double *r)
 
 int main(int argc, char **argv)
 {
-    double s[1] = { 1 }, r[1] = { 0 };
+    double s[64] = { 1 }, r[64] = { 0 };
     MPI_Request req = MPI_REQUEST_NULL;
     const char *name = argc > 1 ? argv[1] : "allreduce";
     const char *mode_name = argc > 2 ? argv[2] : "persistent";
@@ -63,7 +71,9 @@ int main(int argc, char **argv)
     const int coll = 0 == strcmp(name, "bcast")     ? BCAST
                      : 0 == strcmp(name, "reduce")  ? REDUCE
                      : 0 == strcmp(name, "barrier") ? BARRIER
-                                                    : ALLREDUCE;
+                     : 0 == strcmp(name, "allgather") ? ALLGATHER
+                     : 0 == strcmp(name, "alltoall")  ? ALLTOALL
+                                                      : ALLREDUCE;
     int rank;
 
     MPI_Init(&argc, &argv);
@@ -75,6 +85,14 @@ int main(int argc, char **argv)
             MPIX_Reduce_init(s, r, 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD, MPI_INFO_NULL, &req);
             break;
         case BARRIER: MPIX_Barrier_init(MPI_COMM_WORLD, MPI_INFO_NULL, &req); break;
+        case ALLGATHER:
+            MPIX_Allgather_init(s, 1, MPI_DOUBLE, r, 1, MPI_DOUBLE, MPI_COMM_WORLD, MPI_INFO_NULL,
+                                &req);
+            break;
+        case ALLTOALL:
+            MPIX_Alltoall_init(s, 1, MPI_DOUBLE, r, 1, MPI_DOUBLE, MPI_COMM_WORLD, MPI_INFO_NULL,
+                               &req);
+            break;
         default:
             MPIX_Allreduce_init(s, r, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD, MPI_INFO_NULL, &req);
             break;
