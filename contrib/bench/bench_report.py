@@ -6,15 +6,20 @@
 Usage: bench_report.py RAW_CSV OUTDIR [--meta TEXT ...] [--errors FILE]
                        [--plot auto|gnuplot|matplotlib|none]
        bench_report.py --floor-args COLL SIZES NP
+       bench_report.py --bare-args COLL SIZES NP
 
 RAW_CSV rows: round,impl,coll,bytes,np,median_us,min_us,init_us,overlap_pct
 (one row per round; the round column is added by run-bench.sh), and the
-machine's floor (shm_floor): round,floor,pingpong,box|flag|memcpy,BYTES,US.
+machine's floor (shm_floor): round,floor,pingpong,box|flag|memcpy,BYTES,US,
+and the bare exchanges of two processes (exchange_floor):
+round,floor,alltoall|allreduce|barrier,MODE,BYTES,US.
 Per (impl, coll, bytes, np): median over rounds of the per-round medians,
 min of the mins, median of init_us and of overlap_pct.  Each cell's floor
 (floor_parts) adds up the medians of its bare ping-pongs over all floor runs.
 --floor-args prints, one a line, the shm_floor arguments that measure what
-the floors of COLL at SIZES (comma list, K/M allowed) and NP ranks need.
+the floors of COLL at SIZES (comma list, K/M allowed) and NP ranks need;
+--bare-args exchange_floor's for the bare exchanges of COLL's cells (none
+if COLL or NP has none).
 Only the Python standard library is used; the plot needs gnuplot or matplotlib.
 """
 
@@ -90,6 +95,36 @@ def floor_args(coll, sizes, np_):
     return ["-s", ",".join(str(b) for b in sorted(need)), "-f"]
 
 
+# The bare exchange of a cell: what two processes do for the collective
+# without MPI, through boxes as pnbc's shared memory does (exchange_floor.c),
+# its barrier taken out: {coll: (exchange_floor's collective, mode)}, from
+# BARE_MIN bytes on (below, its barrier is most of it), at np=2 only.
+BARE = {"allgather": ("alltoall", "box"), "alltoall": ("alltoall", "box"),
+        "allreduce": ("allreduce", "fold")}
+BARE_OTHER = {"alltoall": "cma", "allreduce": "halves"}   # shown beside it
+BARE_MIN = 4096
+
+
+def bare_args(coll, sizes, np_):
+    """exchange_floor's arguments for coll's bare exchanges at sizes ([] if none)."""
+    sizes = [S for S in sizes if S >= BARE_MIN]
+    if np_ != 2 or coll not in BARE or not sizes:
+        return []
+    kind, mode = BARE[coll]
+    return ["-s", ",".join(str(S) for S in sorted(set(sizes))),
+            "-m", "%s,%s,barrier" % (mode, BARE_OTHER[kind])]
+
+
+def bare_us(floor, coll, nbytes, np_, mode=None):
+    """The bare exchange (or mode of its kind) of a cell in µs, less the barrier; or None."""
+    if np_ != 2 or coll not in BARE or int(nbytes) < BARE_MIN:
+        return None
+    kind = BARE[coll][0]
+    v = floor.get(("%s:%s" % (kind, mode or BARE[coll][1]), int(nbytes)))
+    b = floor.get(("barrier:barrier", int(nbytes)))
+    return None if v is None or b is None else max(v - b, 0.0)
+
+
 def floor_us(floor, coll, nbytes, np_):
     """The cell's floor in µs from floor {(mode, bytes): µs}, or None."""
     parts = floor_parts(coll, nbytes, np_)
@@ -107,8 +142,10 @@ def load(raw):
                 continue
             if len(row) == 6 and row[1] == "floor":
                 v = fnum(row[5])
+                # the ping-pongs by mode, the bare exchanges by kind:mode
+                mode = row[3] if row[2] == "pingpong" else "%s:%s" % (row[2], row[3])
                 if v is not None and v >= 0:
-                    floor.setdefault((row[3], int(row[4])), []).append(v)
+                    floor.setdefault((mode, int(row[4])), []).append(v)
                 continue
             if len(row) != 9:
                 continue
@@ -181,6 +218,36 @@ def floor_section(floor, np_list):
                "reduce, scatter S; allreduce two ping-pongs of ⌈S·(np−1)/np⌉ (a reduce-scatter, "
                "then an allgather: 2 × S/2 at np=2); allgather, alltoall, gather (np−1)·S."
                % ("" if np_list == [2] else "; at np > 2 a lower bound, not what any algorithm reaches"))
+    out.append("")
+    return out
+
+
+def bare_section(res, floor, subject):
+    """results.md's lines on the bare exchanges beside pnbc's cells (np=2)."""
+    rows = sorted({(k[1], k[2]) for k in res if k[3] == 2 and bare_us(floor, k[1], k[2], 2)},
+                  key=lambda r: (coll_key(r[0]), r[1]))
+    if not rows or not subject:
+        return []
+    out = ["## What the exchanges are made of (no MPI: exchange_floor.c, in the same rounds)\n",
+           "Two processes doing a cell's work without MPI, each copying at the same time as the "
+           "other, as in the collective: allgather and alltoall each process's block for the "
+           "other into its box, its own block, the other's block out of its box (`box`), or the "
+           "other's block read with one `process_vm_readv` and its own copied (`cma`); allreduce "
+           "(MPI_SUM of doubles) the whole vector into the box and the other's folded with its "
+           "own in one pass (`fold`, recursive doubling's exchange), or a reduce-scatter and an "
+           "allgather of halves (`halves`, Rabenseifner's). Each less the two processes' barrier "
+           "that separates the iterations, measured beside it.\n",
+           "| coll | size | `%s` | floor | bare `box` / `fold` | bare `cma` / `halves` | "
+           "`%s` × bare |" % (subject, subject),
+           "|---|---:|---:|---:|---:|---:|---:|"]
+    for coll, nbytes in rows:
+        r = res.get((subject, coll, nbytes, 2))
+        v = r["median_us"] if r else None
+        bare = bare_us(floor, coll, nbytes, 2)
+        other = bare_us(floor, coll, nbytes, 2, BARE_OTHER[BARE[coll][0]])
+        out.append("| %s | %s | %s | %s | %s | %s | %s |" % (
+            coll, fmt_size(nbytes), fmt_us(v), fmt_us(floor_us(floor, coll, nbytes, 2)),
+            fmt_us(bare), fmt_us(other), "%.1f" % (v / bare) if v and bare else "-"))
     out.append("")
     return out
 
@@ -259,6 +326,7 @@ def write_md(res, floor, path, meta, errors):
                % ((subject or "pnbc",) * 2))
     out.append("")
     out += floor_section(floor, nprocs)
+    out += bare_section(res, floor, subject)
 
     pers = [i for i in impls if i != "tuned"]
     out.append("## Persistent extras: init cost (µs per *_init + MPI_Request_free) and overlap %\n")
@@ -379,6 +447,10 @@ def main(argv):
     if len(argv) == 5 and argv[1] == "--floor-args":
         sizes = [parse_size(t) for t in argv[3].split(",") if t.strip()]
         print("\n".join(floor_args(argv[2], sizes, int(argv[4]))))
+        return 0
+    if len(argv) == 5 and argv[1] == "--bare-args":
+        sizes = [parse_size(t) for t in argv[3].split(",") if t.strip()]
+        print("\n".join(bare_args(argv[2], sizes, int(argv[4]))))
         return 0
     parsed = parse_args(argv, __doc__, ("meta", "errors", "plot"))
     if parsed is None:

@@ -22,15 +22,28 @@
  *           two cores' copies cost when they run together);
  *   barrier does only the barrier (its cost is included above).
  *
+ * and for a two-process allreduce (MPI_SUM of doubles; SIZE is the whole
+ * vector, its first SIZE bytes of the send buffer):
+ *
+ *   fold    copies its vector into its box, raises its flag, waits for
+ *           the other's and folds the other's box with its own vector
+ *           into its receive buffer in one pass (result = own + other's):
+ *           the whole-vector exchange of recursive doubling through boxes;
+ *   halves  a reduce-scatter then an allgather through boxes (Rabenseifner):
+ *           the half the other reduces into the box, fold the other's half
+ *           with its own into its receive buffer, that reduced half into
+ *           the box's second half, the other's reduced half out of it.
+ *
  * Every byte of each receive buffer is written once, which is the least
  * any alltoall does; both processes copy at the same time, as they do in
  * an alltoall.  No MPI implementation on this node can go below the
  * `cma` line by more than the barrier.
  *
- * Output: "floor,alltoall,cma|box|local|barrier,BYTES,US" (median over
+ * Output: "floor,alltoall|allreduce|barrier,MODE,BYTES,US" (median over
  * batches of the slower process's time per iteration).
  * Usage: exchange_floor [-s SIZES] [-T MS] [-b BATCHES] [-m MODES]
- *        (K/M allowed; MODES: comma list, default cma,barrier)
+ *        (K/M allowed; MODES: comma list of cma, box, local, barrier,
+ *        fold, halves; default cma,barrier)
  */
 
 #define _GNU_SOURCE
@@ -50,8 +63,9 @@
 #define LINE 128
 #define MAX_BATCHES 64
 
-enum { MODE_BARRIER, MODE_CMA, MODE_BOX, MODE_LOCAL, NMODES };
-static const char *const mode_names[NMODES] = { "barrier", "cma", "box", "local" };
+enum { MODE_BARRIER, MODE_CMA, MODE_BOX, MODE_LOCAL, MODE_FOLD, MODE_HALVES, NMODES };
+static const char *const mode_names[NMODES] = { "barrier", "cma", "box", "local", "fold",
+                                                "halves" };
 
 typedef struct shared_t {
     volatile uint64_t arrive[2] __attribute__((aligned(LINE)));
@@ -63,6 +77,8 @@ typedef struct shared_t {
     /* box mode: each process's flag (the iteration whose block is in its
      * box), then from the next page on a box per process */
     volatile uint64_t full[2] __attribute__((aligned(LINE)));
+    /* halves mode: the flag of the reduced half in the box's second half */
+    volatile uint64_t reduced[2] __attribute__((aligned(LINE)));
 } shared_t;
 
 /* Sense-free barrier on two counters: each raises its own, waits for the
@@ -92,6 +108,45 @@ static void box_iteration(shared_t *sh, char *const box[2], size_t n, const char
     memcpy(rbuf + (size_t) (1 - me) * n, box[1 - me], n);
 }
 
+/* result = own + other's, one pass over the three (n bytes of doubles) */
+static void fold(double *restrict out, const double *restrict own, const double *restrict other,
+                 size_t n)
+{
+    for (size_t i = 0; i < n / sizeof(double); ++i) {
+        out[i] = own[i] + other[i];
+    }
+}
+
+static void wait_flag(volatile uint64_t *flag, uint64_t gen)
+{
+    while (__atomic_load_n(flag, __ATOMIC_ACQUIRE) != gen) {
+        __asm__ volatile("pause");
+    }
+}
+
+/* Allreduce modes (n: the vector's bytes, a multiple of 16). */
+static void allreduce_iteration(shared_t *sh, char *const box[2], int mode, size_t n,
+                                const char *sbuf, char *rbuf, int me, uint64_t gen)
+{
+    if (MODE_FOLD == mode) {
+        memcpy(box[me], sbuf, n);
+        __atomic_store_n(&sh->full[me], gen, __ATOMIC_RELEASE);
+        wait_flag(&sh->full[1 - me], gen);
+        fold((double *) rbuf, (const double *) sbuf, (const double *) box[1 - me], n);
+        return;
+    }
+    const size_t h = n / 2, mine = (size_t) me * h, theirs = (size_t) (1 - me) * h;
+    memcpy(box[me], sbuf + theirs, h);
+    __atomic_store_n(&sh->full[me], gen, __ATOMIC_RELEASE);
+    wait_flag(&sh->full[1 - me], gen);
+    fold((double *) (rbuf + mine), (const double *) (sbuf + mine), (const double *) box[1 - me],
+         h);
+    memcpy(box[me] + h, rbuf + mine, h);
+    __atomic_store_n(&sh->reduced[me], gen, __ATOMIC_RELEASE);
+    wait_flag(&sh->reduced[1 - me], gen);
+    memcpy(rbuf + theirs, box[1 - me] + h, h);
+}
+
 static void one_iteration(int mode, size_t n, char *sbuf, char *rbuf, pid_t peer,
                           uint64_t peer_sbuf, int me)
 {
@@ -116,6 +171,8 @@ static void iteration(shared_t *sh, char *const box[2], int mode, size_t n, char
 {
     if (MODE_BOX == mode) {
         box_iteration(sh, box, n, sbuf, rbuf, me, gen);
+    } else if (MODE_FOLD == mode || MODE_HALVES == mode) {
+        allreduce_iteration(sh, box, mode, n, sbuf, rbuf, me, gen);
     } else {
         one_iteration(mode, n, sbuf, rbuf, peer, peer_sbuf, me);
     }
@@ -134,6 +191,12 @@ static void run(shared_t *sh, char *const box[2], int me, size_t n, int mode, do
     }
     memset(sbuf, 1 + me, 2 * n);
     memset(rbuf, 0, 2 * n);
+    const bool reduces = MODE_FOLD == mode || MODE_HALVES == mode;
+    if (reduces) {
+        for (size_t i = 0; i < n / sizeof(double); ++i) {
+            ((double *) sbuf)[i] = (double) (i % 1000) + (double) me;
+        }
+    }
     sh->sbuf[me] = (uintptr_t) sbuf;
     uint64_t gen = sh->arrive[me];
     barrier(sh, me, &gen);
@@ -167,7 +230,14 @@ static void run(shared_t *sh, char *const box[2], int me, size_t n, int mode, do
     }
     barrier(sh, me, &gen);
     const bool moved = MODE_CMA == mode || MODE_BOX == mode;
-    if ((moved && rbuf[(size_t) (1 - me) * n + n - 1] != 2 - me) ||
+    if (reduces) {
+        for (size_t i = 0; i < n / sizeof(double); ++i) {
+            if (((double *) rbuf)[i] != (double) (2 * (i % 1000) + 1)) {
+                fprintf(stderr, "exchange_floor: wrong sum\n");
+                exit(1);
+            }
+        }
+    } else if ((moved && rbuf[(size_t) (1 - me) * n + n - 1] != 2 - me) ||
         (MODE_BARRIER != mode && rbuf[(size_t) me * n] != 1 + me)) {
         fprintf(stderr, "exchange_floor: wrong data\n");
         exit(1);
@@ -192,7 +262,7 @@ int main(int argc, char **argv)
         case 'm': free(mode_list); mode_list = strdup(optarg); break;
         default:
             fprintf(stderr, "usage: exchange_floor [-s SIZES] [-T MS] [-b BATCHES] "
-                            "[-m cma,box,local,barrier]\n");
+                            "[-m cma,box,local,barrier,fold,halves]\n");
             return 2;
         }
     }
@@ -261,8 +331,11 @@ int main(int argc, char **argv)
                     t[b] = sh->t[0][b] > sh->t[1][b] ? sh->t[0][b] : sh->t[1][b];
                 }
                 qsort(t, (size_t) batches, sizeof(double), bench_cmp_double);
-                printf("floor,alltoall,%s,%zu,%.3f\n", mode_names[mode], n,
-                       1e6 * t[batches / 2]);
+                printf("floor,%s,%s,%zu,%.3f\n",
+                       MODE_BARRIER == mode                     ? "barrier"
+                       : MODE_FOLD == mode || MODE_HALVES == mode ? "allreduce"
+                                                                  : "alltoall",
+                       mode_names[mode], n, 1e6 * t[batches / 2]);
                 fflush(stdout);
             }
         }

@@ -4,7 +4,7 @@
 #
 # One command for the persistent-collective benchmark suite:
 #   1. builds pcoll_bench.c with Open MPI's mpicc and (if present) mpicc.mpich,
-#      and shm_floor.c with cc (no MPI);
+#      and shm_floor.c and exchange_floor.c with cc (no MPI);
 #   2. for each round, for each collective, runs every implementation in turn
 #      (the order rotates, so none is always first):
 #        pnbc    persistent, Open MPI --mca coll pnbc,basic,libnbc,tuned,self
@@ -22,9 +22,12 @@
 #      call of a loop, a schedule cache's miss); and, in the same rotation,
 #        floor      the machine's floor (shm_floor, no MPI): bare shared-memory
 #                   ping-pongs of the sizes the collective's floors need, the
-#                   bare flag exchange and one memcpy of each size
+#                   bare flag exchange and one memcpy of each size; at np=2
+#                   also, for allgather, alltoall and allreduce from 4 KiB,
+#                   the bare exchange of two processes (exchange_floor)
 #   3. writes OUT/results.csv, OUT/results.md (table with the pnbc/best-peer
-#      ratio and its geometric mean, each row's floor and pnbc / floor),
+#      ratio and its geometric mean, each row's floor and pnbc / floor, and
+#      at np=2 the bare exchanges beside pnbc's cells),
 #      OUT/floor.csv and OUT/latency.png (gnuplot, else
 #      matplotlib); with pnbc-nb among the implementations also
 #      OUT/results-nbc.md (nbc_report.py: pnbc-nb against libnbc-nb, the best
@@ -128,6 +131,11 @@ if [ "$FLOOR" = 1 ] && ! "${CC:-cc}" -O2 -Wall -o "$BENCH_FLOOR" "$HERE/shm_floo
     pnbc_log "error: building shm_floor.c with ${CC:-cc} failed (--no-floor to go without)"
     exit 1
 fi
+BENCH_EXCHANGE="$BUILD_DIR/exchange_floor"
+if [ "$FLOOR" = 1 ] && ! "${CC:-cc}" -O2 -Wall -o "$BENCH_EXCHANGE" "$HERE/exchange_floor.c"; then
+    pnbc_log "error: building exchange_floor.c with ${CC:-cc} failed (--no-floor to go without)"
+    exit 1
+fi
 
 # ------------------------------------------------------- implementations
 pnbc_setup_component_path
@@ -165,11 +173,12 @@ if [ ${#IMPLS[@]} -eq 0 ]; then
 fi
 # the floor of each collective's cells: shm_floor's arguments (bench_report.py
 # defines the floors), in as many and as long batches as a cell's
-declare -A FLOOR_ARGS=()
+declare -A FLOOR_ARGS=() BARE_ARGS=()
 if [ "$FLOOR" = 1 ]; then
     IMPLS+=(floor)
     for c in ${COLLS//,/ }; do
         FLOOR_ARGS[$c]=$("$PYTHON" "$HERE/bench_report.py" --floor-args "$c" "$SIZES" "$NP") || exit 1
+        BARE_ARGS[$c]=$("$PYTHON" "$HERE/bench_report.py" --bare-args "$c" "$SIZES" "$NP") || exit 1
     done
 fi
 
@@ -179,7 +188,15 @@ impl_cmd() {
     local common=(-b "$BATCHES" -T "$BATCH_MS" -w "$WARM_MS" -p "$PROBES" -s "$SIZES" -c "$2")
     case "$impl" in
         floor)
-            printf '%s\n' "$BENCH_FLOOR" -b "$BATCHES" -T "$BATCH_MS" "${FLOOR_ARGS[$2]}" ;;
+            if [ -z "${BARE_ARGS[$2]}" ]; then
+                printf '%s\n' "$BENCH_FLOOR" -b "$BATCHES" -T "$BATCH_MS" "${FLOOR_ARGS[$2]}"
+            else
+                # the ping-pongs, then the bare exchanges: one run of two programs
+                # shellcheck disable=SC2086 # the arguments, one a line, no blanks
+                printf '%s\n' bash -c "$(printf '%q ' "$BENCH_FLOOR" -b "$BATCHES" -T "$BATCH_MS" \
+                    ${FLOOR_ARGS[$2]}) && $(printf '%q ' "$BENCH_EXCHANGE" -b "$BATCHES" \
+                    -T "$BATCH_MS" ${BARE_ARGS[$2]})"
+            fi ;;
         pnbc|pnbc-standin)
             printf '%s\n' "$MPIRUN" -np "$NP" "${OMPI_NP_ARGS[@]}" --mca coll "$PNBC_IMPL_COLLS" \
                 "$BENCH_OMPI" -l "$impl" -m persistent "${common[@]}" ;;
