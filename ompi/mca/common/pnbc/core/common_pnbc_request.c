@@ -16,14 +16,30 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The request's work is done: publish the result to MPI. */
-void pnbc_request_complete(pnbc_request_t *req)
+/* The request's work is done: publish the result to MPI.  `signal`:
+ * someone may be waiting on it (a wait sync); not within its start, when
+ * no completion call can hold it yet. */
+static __attribute__((noinline)) int request_error_class(int error)
 {
-    req->super.req_status.MPI_ERROR = ompi_errcode_get_mpi_code(req->exec.error);
+    return ompi_errcode_get_mpi_code(error);
+}
+
+static inline __attribute__((always_inline)) void request_publish(pnbc_request_t *req,
+                                                                  bool signal)
+{
+    /* (the lookup of an OMPI error code, a loop, only on error) */
+    req->super.req_status.MPI_ERROR = OPAL_LIKELY(OMPI_SUCCESS == req->exec.error)
+                                          ? MPI_SUCCESS
+                                          : request_error_class(req->exec.error);
     if (NULL != req->ops && NULL != req->ops->complete) {
         req->ops->complete(req);
     }
-    ompi_request_complete(&req->super, true);
+    ompi_request_complete(&req->super, signal);
+}
+
+void pnbc_request_complete(pnbc_request_t *req)
+{
+    request_publish(req, true);
 }
 
 void pnbc_request_rearm(pnbc_request_t *req)
@@ -39,33 +55,32 @@ void pnbc_request_rearm(pnbc_request_t *req)
 /* ------------------------------------------------------------------ */
 
 /* Activate an inactive request and run its start; true if it finished
- * within it.  Caller holds the engine lock. */
-static bool request_run_start(pnbc_request_t *req)
+ * within it.  Caller holds the engine lock.  A request without a start
+ * hook runs its schedule: express where commit found it can (nothing
+ * gates its SENDs then). */
+static inline bool request_run_start(pnbc_request_t *req)
 {
+    /* (its status's MPI_ERROR is set at completion, its bell when it is
+     * handed to progress) */
     req->super.req_state = OMPI_REQUEST_ACTIVE;
     req->super.req_complete = REQUEST_PENDING;
-    req->super.req_status.MPI_ERROR = MPI_SUCCESS;
-    req->bell = NULL;
-
-    return (NULL != req->ops && NULL != req->ops->start) ? req->ops->start(req)
-                                                         : pnbc_exec_start(&req->exec);
+    if (NULL == req->ops || NULL == req->ops->start) {
+        return req->sched.express ? pnbc_exec_express_start(&req->exec)
+                                  : pnbc_exec_start(&req->exec);
+    }
+    return req->ops->start(req);
 }
 
 /* After request_run_start(): completed if it finished, else polled from
  * now on.  Caller holds the engine lock. */
-static void request_started(pnbc_request_t *req, bool done)
+static inline void request_started(pnbc_request_t *req, bool done)
 {
     if (done) {
-        pnbc_request_complete(req);
+        request_publish(req, false);
     } else {
+        req->bell = NULL;
         pnbc_progress_activate(req);
     }
-}
-
-/* Start an inactive request; caller holds the engine lock. */
-static void request_start_locked(pnbc_request_t *req)
-{
-    request_started(req, request_run_start(req));
 }
 
 /* Starting an active request is erroneous (MPI-4.1 sec. 3.9), unless its
@@ -94,7 +109,8 @@ static int request_start(size_t count, ompi_request_t **requests)
     while (i < count) {
         pnbc_engine_lock();
         for (; i < count && OMPI_REQUEST_ACTIVE != requests[i]->req_state; ++i) {
-            request_start_locked((pnbc_request_t *) requests[i]);
+            pnbc_request_t *req = (pnbc_request_t *) requests[i];
+            request_started(req, request_run_start(req));
         }
         pnbc_engine_unlock();
         if (i < count) {

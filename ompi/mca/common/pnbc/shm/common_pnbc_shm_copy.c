@@ -448,6 +448,7 @@ shm_fold_t *pnbc_shm_fold_take(pnbc_action_t *a, shm_fold_t *f)
     f->op = x->op;
     f->dtype = x->buf.dtype;
     f->elsize = x->buf.dtype->super.size;
+    f->count = x->buf.count;
     f->acc = f->operand = NULL;
     if (x->src.addr == a->buf.addr) {
         f->acc = x->buf.addr;
