@@ -291,7 +291,8 @@ static bool sched_express(pnbc_schedule_t *s)
     }
     for (uint32_t i = 0; i < s->nactions; ++i) {
         pnbc_action_t *a = &s->actions[i];
-        if (pnbc_action_is_comm(a) && (NULL == a->transport->express || !a->transport->express(a))) {
+        if (pnbc_action_is_comm(a) &&
+            (NULL == a->transport->express || !a->transport->express(a))) {
             return false;
         }
     }
@@ -338,6 +339,8 @@ int pnbc_sched_commit(pnbc_schedule_t *s, const void *sbuf, void *rbuf,
             continue;
         }
         resolve(&a->src, base);
+        a->plain = PNBC_ACT_COPY == a->kind && NULL == a->convert &&
+                   ompi_datatype_is_contiguous_memory_layout(a->buf.dtype, a->buf.count);
         if (PNBC_ACT_COPY == a->kind && NULL != a->convert) {
             resolve(&a->convert->staging, base);
             if (OMPI_SUCCESS != bind_copy(a)) {

@@ -38,6 +38,14 @@ static int exec_convert(const pnbc_copy_convert_t *cv)
     return rc;
 }
 
+/* A plain COPY (pnbc_action_t.plain): one block of bytes. */
+static inline void exec_plain_copy(const pnbc_action_t *a)
+{
+    const ptrdiff_t lb = a->buf.dtype->super.true_lb;
+    pnbc_copy((char *) a->buf.addr + lb, (const char *) a->src.addr + lb,
+              a->buf.count * a->buf.dtype->super.size);
+}
+
 static int exec_local(const pnbc_action_t *a)
 {
     if (PNBC_ACT_REDUCE == a->kind) {
@@ -48,10 +56,8 @@ static int exec_local(const pnbc_action_t *a)
      * when the type map has no gaps); otherwise the convertors prepared
      * at commit pack and/or unpack. */
     if (NULL == a->convert) {
-        if (ompi_datatype_is_contiguous_memory_layout(a->buf.dtype, a->buf.count)) {
-            const ptrdiff_t lb = a->buf.dtype->super.true_lb;
-            pnbc_copy((char *) a->buf.addr + lb, (const char *) a->src.addr + lb,
-                      a->buf.count * a->buf.dtype->super.size);
+        if (a->plain) {
+            exec_plain_copy(a);
             return OMPI_SUCCESS;
         }
         return ompi_datatype_copy_content_same_ddt(a->buf.dtype, a->buf.count,
@@ -129,6 +135,9 @@ static inline __attribute__((always_inline)) void exec_run_round(pnbc_exec_t *x,
             } else if (OMPI_SUCCESS == rc) {
                 a->done = true;     /* finished within its post */
             }
+        } else if (a->plain) {
+            exec_plain_copy(a);     /* (no call: the small ones inline) */
+            continue;
         } else if (!a->folded) {
             rc = exec_local(a);
         } else {

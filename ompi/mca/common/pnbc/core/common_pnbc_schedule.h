@@ -114,6 +114,10 @@ typedef struct pnbc_action_t {
     /* The last action of its round (set at commit): time a transport
      * spends in its post delays no other action of the round. */
     bool last;
+    /* COPY within one type map whose data lies in one piece (set at
+     * commit): a start copies buf.count * size bytes from the true lower
+     * bound on, with no datatype call. */
+    bool plain;
 
     pnbc_span_t buf;    /* SEND: data; RECV: landing zone; REDUCE: in/out
                            operand (right); COPY: destination */

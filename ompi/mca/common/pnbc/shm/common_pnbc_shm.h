@@ -548,8 +548,20 @@ bool pnbc_shm_recv_help(const shm_action_t *t);
 void pnbc_shm_recv_fold(shm_action_t *t, const char *data, uint64_t len);
 void pnbc_shm_recv_take_fold(pnbc_action_t *a, shm_action_t *t);
 shm_fold_t *pnbc_shm_fold_take(pnbc_action_t *a, shm_fold_t *f);
-void pnbc_shm_fold_run(const shm_fold_t *f, const char *data, uint64_t at, uint64_t n,
-                       char *landing);
+/* Fold `n` whole elements that start `at` bytes into the message:
+ * acc = data (op) acc, or landing = operand (op) data (for a user op the
+ * 3-buffer form computes source2 (op) source1).  Shared with the mailbox,
+ * which folds a whole message from its cell. */
+static inline void pnbc_shm_fold_run(const shm_fold_t *f, const char *data, uint64_t at,
+                                     uint64_t n, char *landing)
+{
+    if (NULL != f->acc) {
+        ompi_op_reduce(f->op, (void *) data, f->acc + at, (int) n, f->dtype);
+    } else {
+        ompi_3buff_op_reduce(f->op, (void *) data, f->operand + at, landing + at, (int) n,
+                             f->dtype);
+    }
+}
 
 END_C_DECLS
 
