@@ -73,7 +73,7 @@ static inline bool request_run_start(pnbc_request_t *req)
 
 /* After request_run_start(): completed if it finished, else polled from
  * now on.  Caller holds the engine lock. */
-static inline void request_started(pnbc_request_t *req, bool done)
+static inline __attribute__((always_inline)) void request_started(pnbc_request_t *req, bool done)
 {
     if (done) {
         request_publish(req, false);
@@ -102,7 +102,7 @@ static int request_start_active(pnbc_request_t *req)
  * starts them in one pass under one acquisition of the engine lock.
  * (Active requests -- only MPI_Start passes them -- go one by one: their
  * error handler must run outside the lock.) */
-static int request_start(size_t count, ompi_request_t **requests)
+static __attribute__((noinline)) int request_start_all(size_t count, ompi_request_t **requests)
 {
     int rc = OMPI_SUCCESS;
     size_t i = 0;
@@ -121,6 +121,20 @@ static int request_start(size_t count, ompi_request_t **requests)
         }
     }
     return rc;
+}
+
+/* MPI_Start's case, one inactive request, apart: it keeps fewer
+ * registers than the loop. */
+static int request_start(size_t count, ompi_request_t **requests)
+{
+    if (OPAL_LIKELY(1 == count) && OMPI_REQUEST_ACTIVE != requests[0]->req_state) {
+        pnbc_request_t *req = (pnbc_request_t *) requests[0];
+        pnbc_engine_lock();
+        request_started(req, request_run_start(req));
+        pnbc_engine_unlock();
+        return OMPI_SUCCESS;
+    }
+    return request_start_all(count, requests);
 }
 
 /* A request as the MPI layer first sees it: what it may keep in the
