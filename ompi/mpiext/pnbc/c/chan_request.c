@@ -104,19 +104,23 @@ static bool chan_start(pnbc_request_t *base)
 
     base->exec.error = OMPI_SUCCESS;
     req->outstanding = 1;
-    if (req->proc_null) {
-        return true;
-    }
-    if (base->sched.express && req->finished == req->posted) {
-        /* nothing in flight (a start after the completion call): a
-         * transfer finished within its post is finished here */
+    if (OPAL_LIKELY(base->sched.express)) {     /* (never MPI_PROC_NULL's: no schedule) */
+        /* Nothing is in flight: the completion call that made the request
+         * inactive found every transfer finished (finished == posted,
+         * test_at == post_at).  One finished within its post is counted
+         * here. */
         pnbc_action_t *a = &base->sched.actions[req->post_at];
-        const bool done = a->transport->xpost(a, &base->exec.error);
         req->post_at = chan_next(req, req->post_at);
         req->posted++;
-        req->finished += done;
-        req->test_at = done ? req->post_at : req->test_at;
-        return done;
+        if (!a->transport->xpost(a, &base->exec.error)) {
+            return false;
+        }
+        req->finished++;
+        req->test_at = req->post_at;
+        return true;
+    }
+    if (req->proc_null) {
+        return true;
     }
     int rc = chan_post(req);
     if (OPAL_UNLIKELY(OMPI_SUCCESS != rc)) {

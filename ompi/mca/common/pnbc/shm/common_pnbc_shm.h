@@ -232,6 +232,7 @@ typedef struct shm_action_t {
      * fit for it; it takes it (for a sender: once its slot is known). */
     bool xcand;
     bool express;
+    bool xwords;            /* ... and its copy is two words, inline */
     /* The counter this side rings after moving a box (a sender after
      * filling one, a receiver after emptying one; common_pnbc_shm_bell.c);
      * NULL: none. */
@@ -437,14 +438,6 @@ static inline bool send_box_free(shm_action_t *t, uint64_t q)
     return t->seen + t->depth >= q;
 }
 
-/* An express candidate (t->xcand) whose slot is known: does every post
- * of it move one box with a copy and a flag (common_pnbc_shm_express.c)? */
-static inline bool shm_express_fits(const shm_action_t *t, bool send)
-{
-    return t->xcand && NULL != t->slot && !t->fallback && !t->invited && !t->help &&
-           t->bytes <= t->frag && (!send || (!t->offer && t->bytes <= t->capacity));
-}
-
 /* ------------------------------------------------------------------ */
 /* Between the files                                                  */
 /* ------------------------------------------------------------------ */
@@ -521,6 +514,9 @@ void pnbc_shm_recv_progress(shm_action_t *t);
 
 /* common_pnbc_shm_express.c: the transport's express hooks. */
 bool pnbc_shm_express(pnbc_action_t *a);
+/* Once t's slot is known (a receiver's at commit, a sender's when found):
+ * set t->express (and t->xwords). */
+void pnbc_shm_express_ready(shm_action_t *t, bool send);
 bool pnbc_shm_xpost(pnbc_action_t *a, int *err);
 bool pnbc_shm_xtest(pnbc_action_t *a, int *err);
 

@@ -26,8 +26,32 @@
 
 #include "common_pnbc_shm.h"
 
+/* Is a copy of `bytes` one of two words (pnbc_copy's first case)? */
+static inline bool express_words(size_t bytes)
+{
+    return bytes - 8 <= 8;
+}
+
+/* pnbc_copy() of a t->xwords message: the compiler is told it is two
+ * words, so nothing else of it is inlined (nor a register saved for it). */
+static inline void copy_words(void *dst, const void *src, size_t bytes)
+{
+    if (!express_words(bytes)) {
+        __builtin_unreachable();
+    }
+    pnbc_copy(dst, src, bytes);
+}
+
+void pnbc_shm_express_ready(shm_action_t *t, bool send)
+{
+    t->express = t->xcand && NULL != t->slot && !t->fallback && !t->invited && !t->help &&
+                 t->bytes <= t->frag && (!send || (!t->offer && t->bytes <= t->capacity));
+    /* a sender copies as pnbc_fill() would: inline below its threshold */
+    t->xwords = express_words(t->bytes) && (send ? t->bytes < t->fill.from : NULL == t->fold);
+}
+
 /* Commit: may a take the express path (see above)?  A receiver's slot is
- * laid out by now; a sender's is checked when found (shm_express_fits). */
+ * laid out by now; a sender's is checked when found (send_attach). */
 bool pnbc_shm_express(pnbc_action_t *a)
 {
     shm_action_t *t = a->tstate.ptr;
@@ -36,7 +60,7 @@ bool pnbc_shm_express(pnbc_action_t *a)
                t->bytes <= SHM_PRESSED_MIN;
     t->done = true;         /* no general post under way */
     if (PNBC_ACT_RECV == a->kind) {
-        t->express = shm_express_fits(t, false);
+        pnbc_shm_express_ready(t, false);
     }
     return t->xcand;
 }
@@ -99,67 +123,67 @@ static __attribute__((noinline)) bool recv_take(shm_action_t *t, const shm_box_t
 
 /* A message of another length (a sender's that is shorter, or
  * truncated): the general receive tells them apart. */
-static __attribute__((noinline)) bool recv_odd(shm_action_t *t, int *err)
+static __attribute__((noinline)) bool recv_odd(pnbc_action_t *a, shm_action_t *t, int *err)
 {
     t->moved = 0;
     t->err = MPI_SUCCESS;
     t->done = false;
     pnbc_shm_recv_progress(t);
     if (!t->done) {
+        a->inflight = true;
         return false;       /* more fragments: the general path goes on */
     }
     *err = t->err;
     return true;
 }
 
-/* Is a copy of `bytes` one of two words (pnbc_copy's first case)? */
-static inline bool express_words(size_t bytes)
-{
-    return bytes - 8 <= 8;
-}
-
-/* Sender: fragment q into its box if it is free. */
-static inline bool express_send(shm_action_t *t)
+/* Sender: fragment q into its box if it is free (else a is in flight). */
+static inline bool express_send(pnbc_action_t *a, shm_action_t *t)
 {
     const uint64_t q = t->q + 1;
     if (!send_box_free(t, q)) {
+        a->inflight = true;
         return false;
     }
     shm_box_t *box = box_of(t, q);
-    if (express_words(t->bytes) && t->bytes < t->fill.from) {    /* pnbc_fill()'s way */
-        pnbc_copy(box->data, t->flat, t->bytes);
+    if (t->xwords) {
+        copy_words(box->data, t->flat, t->bytes);
     } else if (0 != t->bytes) {
         return send_fill(t, box, q);
     }
     return send_publish(t, box, q);
 }
 
-/* Receiver: fragment q out of its box if it is there. */
-static inline bool express_recv(shm_action_t *t, int *err)
+/* Receiver: fragment q out of its box if it is there (else a is in
+ * flight). */
+static inline bool express_recv(pnbc_action_t *a, shm_action_t *t, int *err)
 {
     const uint64_t q = t->q + 1;
     const shm_box_t *box = box_of(t, q);
     if (__atomic_load_n(&box->full, __ATOMIC_ACQUIRE) != q) {
+        a->inflight = true;
         return false;
     }
     if (OPAL_UNLIKELY(box->len != t->bytes)) {
-        return recv_odd(t, err);
+        return recv_odd(a, t, err);
     }
-    if (NULL == t->fold && express_words(t->bytes)) {
-        pnbc_copy(t->flat, box->data, t->bytes);
+    if (t->xwords) {
+        copy_words(t->flat, box->data, t->bytes);
     } else if (NULL != t->fold || 0 != t->bytes) {
         return recv_take(t, box, q, err);
     }
     return recv_consumed(t, q, err);
 }
 
+/* The message moved: true; else a->inflight is true.  Every call in
+ * tail position: nothing to save around it. */
 static inline bool express_move(pnbc_action_t *a, shm_action_t *t, int *err)
 {
     if (PNBC_ACT_SEND == a->kind) {
         *err = MPI_SUCCESS;
-        return express_send(t);
+        return express_send(a, t);
     }
-    return express_recv(t, err);
+    return express_recv(a, t, err);
 }
 
 bool pnbc_shm_xpost(pnbc_action_t *a, int *err)
@@ -169,9 +193,7 @@ bool pnbc_shm_xpost(pnbc_action_t *a, int *err)
     if (OPAL_UNLIKELY(!t->express)) {
         return general_post(a, t, err);
     }
-    const bool done = express_move(a, t, err);
-    a->inflight = !done;
-    return done;
+    return express_move(a, t, err);     /* (a->inflight is false between posts) */
 }
 
 bool pnbc_shm_xtest(pnbc_action_t *a, int *err)
@@ -181,7 +203,9 @@ bool pnbc_shm_xtest(pnbc_action_t *a, int *err)
     if (OPAL_UNLIKELY(!t->done)) {
         return pnbc_shm_test(a, err);   /* a post on the general path */
     }
-    const bool done = express_move(a, t, err);
-    a->inflight = !done;
-    return done;
+    if (!express_move(a, t, err)) {
+        return false;
+    }
+    a->inflight = false;
+    return true;
 }

@@ -139,7 +139,7 @@ static bool send_attach(pnbc_action_t *a, shm_action_t *t)
                t->bytes == t->capacity && !t->offer_declined &&
                (t->offer_asked ? t->bytes > t->frag
                                : t->ch.large.single_copy && t->bytes > shm_box_max(&t->ch));
-    t->express = shm_express_fits(t, true);
+    pnbc_shm_express_ready(t, true);
     return true;
 }
 
