@@ -6,7 +6,8 @@
  *
  * A transport is chosen per action when the schedule is committed, so
  * algorithms never change when one is added.  The executor only calls
- * post() when a round begins and test() until the action is done.
+ * post() when a round begins and test() until the action is done (xpost()
+ * and xtest() for a schedule committed express: pnbc_transport_t.express).
  *
  * pml: MCA_PML_CALL(isend/irecv).  Ordinary requests, not persistent
  *      ones: a persistent ob1 start cannot take ob1's inline-send path
