@@ -31,8 +31,8 @@ static inline __attribute__((always_inline)) void request_publish(pnbc_request_t
     req->super.req_status.MPI_ERROR = OPAL_LIKELY(OMPI_SUCCESS == req->exec.error)
                                           ? MPI_SUCCESS
                                           : request_error_class(req->exec.error);
-    if (NULL != req->ops && NULL != req->ops->complete) {
-        req->ops->complete(req);
+    if (NULL != req->on_complete) {
+        req->on_complete(req);
     }
     ompi_request_complete(&req->super, signal);
 }
@@ -261,6 +261,7 @@ static void request_construct(pnbc_request_t *req)
     memset(req->ompi_nbc_room, 0, sizeof(req->ompi_nbc_room));
     req->kind = PNBC_REQ_COLL;
     req->ops = NULL;
+    req->on_complete = NULL;
     pnbc_sched_construct(&req->sched);
     req->comm = NULL;
     req->op = NULL;
@@ -310,6 +311,7 @@ void pnbc_request_setup(pnbc_request_t *req, pnbc_req_kind_t kind,
                                                              : OMPI_REQUEST_PML;
     req->kind = kind;
     req->ops = ops;
+    req->on_complete = (NULL != ops) ? ops->complete : NULL;
     req->super.req_mpi_object.comm = comm;
     request_clear_mpi_fields(req);
     /* A nonblocking collective's instance lives in its communicator's
