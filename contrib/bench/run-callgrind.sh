@@ -11,9 +11,14 @@
 # turn (only the counted rank runs under valgrind, so it never waits for
 # the other, and the count is the call's own work):
 #   bash contrib/bench/run-callgrind.sh --nonblocking
+# or, with --channel, the 8 B channel (a channel each way, a ping-pong:
+# chan_cost.c) per MPI_Start + MPI_Wait, counted at each rank in turn:
+#   bash contrib/bench/run-callgrind.sh --channel
+# (libpnbc of PNBC_BUILD_TREE, default this tree, which must be built).
 # Needs valgrind; PNBC_COMPONENT_PATH as for run-bench.sh.  With CG_KEEP=DIR,
-# --nonblocking keeps each count's callgrind file there
-# (DIR/COLL.rRANK.MODE), for `callgrind_annotate FILE` by function.
+# --nonblocking and --channel keep each count's callgrind file there
+# (DIR/COLL.rRANK.MODE, DIR/channel.rRANK), for `callgrind_annotate FILE`
+# by function.
 
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -26,24 +31,41 @@ pnbc_setup_component_path
 PNBC_REQUIRE=1 pnbc_detect
 
 # The instructions of the timed calls of start_cost ARGS at rank COUNTED of
-# 2 (pnbc), per call.
+# 2 (pnbc), per call (PROG: another program; DIV: calls per count;
+# KEEP_NAME: its CG_KEEP file, without the rank).
 count_at_rank() {
-    local counted=$1 total; shift
+    local counted=$1 total prog=${PROG:-$work/start_cost}; shift
     local -a vg=(valgrind -q --tool=callgrind --instr-atstart=no --callgrind-out-file="$work/cg.%p")
     rm -f "$work"/cg.*
     if [ "$counted" = 0 ]; then
         "$MPIRUN" --mca btl self,vader --mca coll "$PNBC_COLL_LIST" \
-            -np 1 "${vg[@]}" "$work/start_cost" "$@" : -np 1 "$work/start_cost" "$@" >/dev/null 2>&1
+            -np 1 "${vg[@]}" "$prog" "$@" : -np 1 "$prog" "$@" >/dev/null 2>&1
     else
         "$MPIRUN" --mca btl self,vader --mca coll "$PNBC_COLL_LIST" \
-            -np 1 "$work/start_cost" "$@" : -np 1 "${vg[@]}" "$work/start_cost" "$@" >/dev/null 2>&1
+            -np 1 "$prog" "$@" : -np 1 "${vg[@]}" "$prog" "$@" >/dev/null 2>&1
     fi
     local out; out=$(ls "$work"/cg.* | head -n 1)
     total=$(callgrind_annotate "$out" 2>/dev/null |
             awk '/PROGRAM TOTALS/ { gsub(",", "", $1); print $1 }')
-    [ -z "${CG_KEEP:-}" ] || cp "$out" "$CG_KEEP/$1.r$counted.$2"
-    echo $((total / ${3:-1000}))
+    if [ -n "${CG_KEEP:-}" ] && [ -n "${KEEP_NAME:-}" ]; then
+        cp "$out" "$CG_KEEP/$KEEP_NAME.r$counted"
+    elif [ -n "${CG_KEEP:-}" ]; then
+        cp "$out" "$CG_KEEP/$1.r$counted.$2"
+    fi
+    echo $((total / ${DIV:-${3:-1000}}))
 }
+
+if [ "${1:-}" = "--channel" ]; then
+    tree=${PNBC_BUILD_TREE:-$(cd "$here/../.." && pwd)}
+    "$MPICC" -O2 -I"$tree/ompi/mpiext/pnbc/c" -o "$work/chan_cost" "$here/chan_cost.c" \
+        -L"$tree/ompi/mpiext/pnbc/.libs" -lpnbc -Wl,-rpath,"$tree/ompi/mpiext/pnbc/.libs"
+    printf '%-10s %-5s %12s\n' what rank "start+wait"
+    for rank in 0 1; do
+        printf '%-10s %-5s %12s\n' channel "$rank" \
+            "$(PROG=$work/chan_cost DIV=2000 KEEP_NAME=channel count_at_rank "$rank" 1000)"
+    done
+    exit 0
+fi
 
 if [ "${1:-}" = "--nonblocking" ]; then
     printf '%-10s %-5s %12s %12s %8s %14s\n' coll rank persistent nonblocking ratio "tuned blocking"

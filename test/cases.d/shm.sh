@@ -21,6 +21,19 @@ done
 run_case shm-unfreed-np2 "$MPIRUN" $(mpiargs 2) "$(bin shm_test)" 2000 unfreed
 # shellcheck disable=SC2046
 run_case shm-fallback-np3 "$MPIRUN" $(mpiargs 3) "$(bin shm_test)" 2000 fallback
+# The express path of one-box messages (common_pnbc_shm_express.c): small
+# collectives over 20000 starts with new data at each, every result checked
+# (express_test.c); with requests parked on bells from 2 active ones; with
+# the shm transport off (the same results over pml).
+for np in 2 3; do
+    # shellcheck disable=SC2046
+    run_case "express-np$np" "$MPIRUN" $(mpiargs $np) "$(bin express_test)"
+done
+# shellcheck disable=SC2046
+run_case express-park-np3 "$MPIRUN" $(mpiargs 3) --mca coll_pnbc_progress_park_min 2 \
+    "$(bin express_test)" 5000
+# shellcheck disable=SC2046
+run_case express-noshm-np2 "$MPIRUN" $(mpiargs 2) --mca coll_pnbc_shm 0 "$(bin express_test)" 5000
 # Messages above a shm box (alltoall, allgather blocks of 16-80 KiB): with boxes of
 # 1 KiB, read in one copy (process_vm_readv) or streamed through boxes
 # (single copy off: convertors packing fragments of non-contiguous data);

@@ -115,6 +115,8 @@ typedef struct pnbc_chan_request_t {
 
     uint64_t posted;    /* transfers posted since bind */
     uint64_t finished;  /* ... and finished (tested in order) */
+    uint32_t post_at;   /* slot of the next post: posted mod K */
+    uint32_t test_at;   /* slot of the oldest unfinished: finished mod K */
     int outstanding;    /* starts since the last completion call */
 
     bool unbinding;     /* free allowed */

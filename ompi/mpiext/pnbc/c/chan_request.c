@@ -41,15 +41,10 @@
 
 #include <stdlib.h>
 
-/* Post the transfer of start number req->posted. */
-static int chan_post(pnbc_chan_request_t *req)
+/* The slot after `at`. */
+static inline uint32_t chan_next(const pnbc_chan_request_t *req, uint32_t at)
 {
-    pnbc_action_t *a = &req->super.sched.actions[req->posted % (uint64_t) req->slack];
-    int rc = a->transport->post(a, &req->ch);
-    if (OMPI_SUCCESS == rc) {
-        req->posted++;
-    }
-    return rc;
+    return (at + 1 == (uint32_t) req->slack) ? 0 : at + 1;
 }
 
 static void note_error(pnbc_chan_request_t *req, int err)
@@ -59,24 +54,46 @@ static void note_error(pnbc_chan_request_t *req, int err)
     }
 }
 
+/* Post the transfer of start number req->posted: express where the
+ * schedule was committed so (pnbc_schedule_t.express), which may finish
+ * it within its post (its error noted now; chan_progress() counts it
+ * when it gets there). */
+static int chan_post(pnbc_chan_request_t *req)
+{
+    pnbc_action_t *a = &req->super.sched.actions[req->post_at];
+    int rc;
+    if (req->super.sched.express) {
+        if (a->transport->xpost(a, &rc)) {
+            note_error(req, rc);
+        }
+        rc = OMPI_SUCCESS;
+    } else {
+        rc = a->transport->post(a, &req->ch);
+    }
+    if (OMPI_SUCCESS == rc) {
+        req->posted++;
+        req->post_at = chan_next(req, req->post_at);
+    }
+    return rc;
+}
+
 /* Engine lock held: true when every posted transfer has finished. */
 static bool chan_progress(pnbc_request_t *base)
 {
     pnbc_chan_request_t *req = (pnbc_chan_request_t *) base;
-    const uint64_t k = (uint64_t) req->slack;
+    const bool express = base->sched.express;
 
     while (req->finished < req->posted) {
-        pnbc_action_t *a = &base->sched.actions[req->finished % k];
+        pnbc_action_t *a = &base->sched.actions[req->test_at];
         int err = MPI_SUCCESS;
-        if (!a->inflight || !a->transport->test(a, &err)) {
-            if (!a->inflight) {     /* cannot happen: count it done */
-                req->finished++;
-                continue;
+        if (a->inflight) {      /* (not: finished within its post) */
+            if (!(express ? a->transport->xtest(a, &err) : a->transport->test(a, &err))) {
+                return false;
             }
-            return false;
+            note_error(req, err);
         }
-        note_error(req, err);
         req->finished++;
+        req->test_at = chan_next(req, req->test_at);
     }
     return true;
 }
@@ -87,6 +104,21 @@ static bool chan_start(pnbc_request_t *base)
 
     base->exec.error = OMPI_SUCCESS;
     req->outstanding = 1;
+    if (OPAL_LIKELY(base->sched.express)) {     /* (never MPI_PROC_NULL's: no schedule) */
+        /* Nothing is in flight: the completion call that made the request
+         * inactive found every transfer finished (finished == posted,
+         * test_at == post_at).  One finished within its post is counted
+         * here. */
+        pnbc_action_t *a = &base->sched.actions[req->post_at];
+        req->post_at = chan_next(req, req->post_at);
+        req->posted++;
+        if (!a->transport->xpost(a, &base->exec.error)) {
+            return false;
+        }
+        req->finished++;
+        req->test_at = req->post_at;
+        return true;
+    }
     if (req->proc_null) {
         return true;
     }
@@ -203,6 +235,7 @@ int MPIX_Startall_slack(int count, MPI_Request requests[])
     return rc;
 }
 
+/* The status every completion reports (see chan_ops). */
 static void chan_complete(pnbc_request_t *base)
 {
     pnbc_chan_request_t *req = (pnbc_chan_request_t *) base;
@@ -232,10 +265,11 @@ static void chan_free_hook(pnbc_request_t *base)
     }
 }
 
+/* The status is the same at every completion (MPI_ERROR aside, which the
+ * request core sets): filled in once, at create. */
 static const pnbc_request_ops_t chan_ops = {
     .start = chan_start,
     .progress = chan_progress,
-    .complete = chan_complete,
     .free = chan_free_hook,
     .start_active = chan_start_active,
 };
@@ -256,6 +290,7 @@ static void chan_construct(pnbc_chan_request_t *req)
     req->own_id = false;
     req->id = -1;
     req->posted = req->finished = 0;
+    req->post_at = req->test_at = 0;
     req->outstanding = 0;
     req->unbinding = false;
     req->core_free = NULL;
@@ -296,6 +331,7 @@ int pnbc_chan_create(const pnbc_chan_spec_t *sp, pnbc_chan_request_t **out)
     req->own_id = sp->own_id;
     req->slack = sp->slack;
     req->bytes = sp->count * pnbc_type_size(sp->dtype);
+    chan_complete(&req->super);
 
     int rc = OMPI_SUCCESS;
     if (!sp->proc_null) {

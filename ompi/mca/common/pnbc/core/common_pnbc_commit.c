@@ -281,6 +281,24 @@ static int number_pair_messages(pnbc_schedule_t *s)
     return OMPI_SUCCESS;
 }
 
+/* May the schedule run express (pnbc_schedule_t.express)?  Asked of
+ * each SEND/RECV's transport once its commit step is done; a retagged
+ * schedule never does (its transports pair messages at each start). */
+static bool sched_express(pnbc_schedule_t *s)
+{
+    if (s->retag) {
+        return false;
+    }
+    for (uint32_t i = 0; i < s->nactions; ++i) {
+        pnbc_action_t *a = &s->actions[i];
+        if (pnbc_action_is_comm(a) &&
+            (NULL == a->transport->express || !a->transport->express(a))) {
+            return false;
+        }
+    }
+    return true;
+}
+
 int pnbc_sched_commit(pnbc_schedule_t *s, const void *sbuf, void *rbuf,
                       ompi_communicator_t *comm, int tag)
 {
@@ -321,6 +339,8 @@ int pnbc_sched_commit(pnbc_schedule_t *s, const void *sbuf, void *rbuf,
             continue;
         }
         resolve(&a->src, base);
+        a->plain = PNBC_ACT_COPY == a->kind && NULL == a->convert &&
+                   ompi_datatype_is_contiguous_memory_layout(a->buf.dtype, a->buf.count);
         if (PNBC_ACT_COPY == a->kind && NULL != a->convert) {
             resolve(&a->convert->staging, base);
             if (OMPI_SUCCESS != bind_copy(a)) {
@@ -337,5 +357,7 @@ int pnbc_sched_commit(pnbc_schedule_t *s, const void *sbuf, void *rbuf,
         }
     }
     find_folds(s);
-    return s->error = pnbc_transport_commit(s, &ch);
+    s->error = pnbc_transport_commit(s, &ch);
+    s->express = OMPI_SUCCESS == s->error && sched_express(s);
+    return s->error;
 }

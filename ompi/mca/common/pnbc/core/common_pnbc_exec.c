@@ -11,6 +11,12 @@
  * posted action has completed, and the next round begins at once in the
  * same call, so a schedule advances as far as it can every time it is
  * polled (from MPI_Start and from the opal_progress callback).
+ *
+ * Express: a schedule whose every SEND/RECV its transport can move with
+ * no channel, no gate and no pairing per start (pnbc_schedule_t.express,
+ * decided at commit) runs through the transports' xpost/xtest, which
+ * finish a message within its post when the peer lets them: a start that
+ * finds its peers' messages there completes in one pass.
  */
 
 #include "common_pnbc_schedule.h"
@@ -32,6 +38,14 @@ static int exec_convert(const pnbc_copy_convert_t *cv)
     return rc;
 }
 
+/* A plain COPY (pnbc_action_t.plain): one block of bytes. */
+static inline void exec_plain_copy(const pnbc_action_t *a)
+{
+    const ptrdiff_t lb = a->buf.dtype->super.true_lb;
+    pnbc_copy((char *) a->buf.addr + lb, (const char *) a->src.addr + lb,
+              a->buf.count * a->buf.dtype->super.size);
+}
+
 static int exec_local(const pnbc_action_t *a)
 {
     if (PNBC_ACT_REDUCE == a->kind) {
@@ -42,10 +56,8 @@ static int exec_local(const pnbc_action_t *a)
      * when the type map has no gaps); otherwise the convertors prepared
      * at commit pack and/or unpack. */
     if (NULL == a->convert) {
-        if (ompi_datatype_is_contiguous_memory_layout(a->buf.dtype, a->buf.count)) {
-            const ptrdiff_t lb = a->buf.dtype->super.true_lb;
-            pnbc_copy((char *) a->buf.addr + lb, (const char *) a->src.addr + lb,
-                      a->buf.count * a->buf.dtype->super.size);
+        if (a->plain) {
+            exec_plain_copy(a);
             return OMPI_SUCCESS;
         }
         return ompi_datatype_copy_content_same_ddt(a->buf.dtype, a->buf.count,
@@ -86,28 +98,46 @@ static void exec_note_error(pnbc_exec_t *x, int rc)
 }
 
 /* Run round x->round's actions; leaves x->pending = SEND/RECVs posted or
- * waiting for their gate. */
-static void exec_begin_round(pnbc_exec_t *x)
+ * waiting for their gate.  Express (pnbc_schedule_t.express): no gates,
+ * and each SEND/RECV through its transport's xpost, which may finish it
+ * at once; no channel is built. */
+static inline __attribute__((always_inline)) void exec_run_round(pnbc_exec_t *x, bool express)
 {
     const pnbc_round_t *r = &x->sched->rounds[x->round];
     pnbc_action_t *a = &x->sched->actions[r->first];
-    const pnbc_channel_t ch = exec_channel(x);
+    const pnbc_action_t *const end = a + r->nactions;
+    pnbc_channel_t ch;
+    uint32_t pending = 0;
     int rc;
 
-    x->pending = 0;
-    for (uint32_t i = 0; i < r->nactions; ++i, ++a) {
+    if (!express) {
+        ch = exec_channel(x);
+    }
+    for (; a < end; ++a) {
         if (pnbc_action_is_comm(a)) {
+            if (express) {
+                a->done = a->transport->xpost(a, &rc);
+                if (!a->done) {
+                    pending++;
+                    continue;
+                }
+                exec_note_error(x, rc);
+                continue;
+            }
             a->done = false;
             if (a->gate_left > 0) {
-                x->pending++;       /* posted by pnbc_exec_open_gate() */
+                pending++;          /* posted by pnbc_exec_open_gate() */
                 continue;
             }
             rc = a->transport->post(a, &ch);
             if (a->inflight) {
-                x->pending++;
+                pending++;
             } else if (OMPI_SUCCESS == rc) {
                 a->done = true;     /* finished within its post */
             }
+        } else if (a->plain) {
+            exec_plain_copy(a);     /* (no call: the small ones inline) */
+            continue;
         } else if (!a->folded) {
             rc = exec_local(a);
         } else {
@@ -115,6 +145,12 @@ static void exec_begin_round(pnbc_exec_t *x)
         }
         exec_note_error(x, rc);
     }
+    x->pending = pending;
+}
+
+static void exec_begin_round(pnbc_exec_t *x)
+{
+    exec_run_round(x, false);
 }
 
 int pnbc_exec_open_gate(pnbc_exec_t *x, pnbc_action_t *a)
@@ -137,8 +173,9 @@ int pnbc_exec_open_gate(pnbc_exec_t *x, pnbc_action_t *a)
     return rc;
 }
 
-/* Test the current round's in-flight actions; true when none is left. */
-static bool exec_round_done(pnbc_exec_t *x)
+/* Test the current round's in-flight actions (express: through xtest);
+ * true when none is left. */
+static inline __attribute__((always_inline)) bool exec_round_done(pnbc_exec_t *x, bool express)
 {
     if (0 == x->pending) {
         return true;                /* its actions finished within their posts */
@@ -148,7 +185,8 @@ static bool exec_round_done(pnbc_exec_t *x)
     int err;
 
     for (uint32_t i = 0; i < r->nactions && x->pending > 0; ++i, ++a) {
-        if (!a->inflight || !a->transport->test(a, &err)) {
+        if (!a->inflight ||
+            !(express ? a->transport->xtest(a, &err) : a->transport->test(a, &err))) {
             continue;
         }
         x->pending--;
@@ -158,10 +196,11 @@ static bool exec_round_done(pnbc_exec_t *x)
     return 0 == x->pending;
 }
 
-bool pnbc_exec_progress(pnbc_exec_t *x)
+/* Advance as far as possible (express: see exec_run_round). */
+static inline __attribute__((always_inline)) bool exec_advance(pnbc_exec_t *x, bool express)
 {
     while (x->round < x->sched->nrounds) {
-        if (!exec_round_done(x)) {
+        if (!exec_round_done(x, express)) {
             return false;
         }
         /* After an error the remaining rounds would read or send garbage:
@@ -171,10 +210,32 @@ bool pnbc_exec_progress(pnbc_exec_t *x)
             break;
         }
         if (++x->round < x->sched->nrounds) {
-            exec_begin_round(x);
+            exec_run_round(x, express);
         }
     }
     return true;
+}
+
+bool pnbc_exec_progress(pnbc_exec_t *x)
+{
+    return exec_advance(x, false);
+}
+
+bool pnbc_exec_express_progress(pnbc_exec_t *x)
+{
+    return exec_advance(x, true);
+}
+
+bool pnbc_exec_express_start(pnbc_exec_t *x)
+{
+    x->round = 0;
+    x->error = OMPI_SUCCESS;
+    if (OPAL_UNLIKELY(0 == x->sched->nrounds)) {
+        x->pending = 0;
+        return true;
+    }
+    exec_run_round(x, true);
+    return exec_advance(x, true);
 }
 
 bool pnbc_exec_start(pnbc_exec_t *x)

@@ -16,14 +16,30 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The request's work is done: publish the result to MPI. */
+/* The request's work is done: publish the result to MPI.  `signal`:
+ * someone may be waiting on it (a wait sync); not within its start, when
+ * no completion call can hold it yet. */
+static __attribute__((noinline)) int request_error_class(int error)
+{
+    return ompi_errcode_get_mpi_code(error);
+}
+
+static inline __attribute__((always_inline)) void request_publish(pnbc_request_t *req,
+                                                                  bool signal)
+{
+    /* (the lookup of an OMPI error code, a loop, only on error) */
+    req->super.req_status.MPI_ERROR = OPAL_LIKELY(OMPI_SUCCESS == req->exec.error)
+                                          ? MPI_SUCCESS
+                                          : request_error_class(req->exec.error);
+    if (NULL != req->on_complete) {
+        req->on_complete(req);
+    }
+    ompi_request_complete(&req->super, signal);
+}
+
 void pnbc_request_complete(pnbc_request_t *req)
 {
-    req->super.req_status.MPI_ERROR = ompi_errcode_get_mpi_code(req->exec.error);
-    if (NULL != req->ops && NULL != req->ops->complete) {
-        req->ops->complete(req);
-    }
-    ompi_request_complete(&req->super, true);
+    request_publish(req, true);
 }
 
 void pnbc_request_rearm(pnbc_request_t *req)
@@ -39,33 +55,32 @@ void pnbc_request_rearm(pnbc_request_t *req)
 /* ------------------------------------------------------------------ */
 
 /* Activate an inactive request and run its start; true if it finished
- * within it.  Caller holds the engine lock. */
-static bool request_run_start(pnbc_request_t *req)
+ * within it.  Caller holds the engine lock.  A request without a start
+ * hook runs its schedule: express where commit found it can (nothing
+ * gates its SENDs then). */
+static inline bool request_run_start(pnbc_request_t *req)
 {
+    /* (its status's MPI_ERROR is set at completion, its bell when it is
+     * handed to progress) */
     req->super.req_state = OMPI_REQUEST_ACTIVE;
     req->super.req_complete = REQUEST_PENDING;
-    req->super.req_status.MPI_ERROR = MPI_SUCCESS;
-    req->bell = NULL;
-
-    return (NULL != req->ops && NULL != req->ops->start) ? req->ops->start(req)
-                                                         : pnbc_exec_start(&req->exec);
+    if (NULL == req->ops || NULL == req->ops->start) {
+        return req->sched.express ? pnbc_exec_express_start(&req->exec)
+                                  : pnbc_exec_start(&req->exec);
+    }
+    return req->ops->start(req);
 }
 
 /* After request_run_start(): completed if it finished, else polled from
  * now on.  Caller holds the engine lock. */
-static void request_started(pnbc_request_t *req, bool done)
+static inline __attribute__((always_inline)) void request_started(pnbc_request_t *req, bool done)
 {
     if (done) {
-        pnbc_request_complete(req);
+        request_publish(req, false);
     } else {
+        req->bell = NULL;
         pnbc_progress_activate(req);
     }
-}
-
-/* Start an inactive request; caller holds the engine lock. */
-static void request_start_locked(pnbc_request_t *req)
-{
-    request_started(req, request_run_start(req));
 }
 
 /* Starting an active request is erroneous (MPI-4.1 sec. 3.9), unless its
@@ -87,14 +102,15 @@ static int request_start_active(pnbc_request_t *req)
  * starts them in one pass under one acquisition of the engine lock.
  * (Active requests -- only MPI_Start passes them -- go one by one: their
  * error handler must run outside the lock.) */
-static int request_start(size_t count, ompi_request_t **requests)
+static __attribute__((noinline)) int request_start_all(size_t count, ompi_request_t **requests)
 {
     int rc = OMPI_SUCCESS;
     size_t i = 0;
     while (i < count) {
         pnbc_engine_lock();
         for (; i < count && OMPI_REQUEST_ACTIVE != requests[i]->req_state; ++i) {
-            request_start_locked((pnbc_request_t *) requests[i]);
+            pnbc_request_t *req = (pnbc_request_t *) requests[i];
+            request_started(req, request_run_start(req));
         }
         pnbc_engine_unlock();
         if (i < count) {
@@ -105,6 +121,20 @@ static int request_start(size_t count, ompi_request_t **requests)
         }
     }
     return rc;
+}
+
+/* MPI_Start's case, one inactive request, apart: it keeps fewer
+ * registers than the loop. */
+static int request_start(size_t count, ompi_request_t **requests)
+{
+    if (OPAL_LIKELY(1 == count) && OMPI_REQUEST_ACTIVE != requests[0]->req_state) {
+        pnbc_request_t *req = (pnbc_request_t *) requests[0];
+        pnbc_engine_lock();
+        request_started(req, request_run_start(req));
+        pnbc_engine_unlock();
+        return OMPI_SUCCESS;
+    }
+    return request_start_all(count, requests);
 }
 
 /* A request as the MPI layer first sees it: what it may keep in the
@@ -231,6 +261,7 @@ static void request_construct(pnbc_request_t *req)
     memset(req->ompi_nbc_room, 0, sizeof(req->ompi_nbc_room));
     req->kind = PNBC_REQ_COLL;
     req->ops = NULL;
+    req->on_complete = NULL;
     pnbc_sched_construct(&req->sched);
     req->comm = NULL;
     req->op = NULL;
@@ -280,6 +311,7 @@ void pnbc_request_setup(pnbc_request_t *req, pnbc_req_kind_t kind,
                                                              : OMPI_REQUEST_PML;
     req->kind = kind;
     req->ops = ops;
+    req->on_complete = (NULL != ops) ? ops->complete : NULL;
     req->super.req_mpi_object.comm = comm;
     request_clear_mpi_fields(req);
     /* A nonblocking collective's instance lives in its communicator's

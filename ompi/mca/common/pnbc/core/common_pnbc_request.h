@@ -81,6 +81,7 @@ typedef struct pnbc_request_t {
     char ompi_nbc_room[sizeof(ompi_coll_base_nbc_request_t) - sizeof(ompi_request_t)];
     pnbc_req_kind_t kind;
     const pnbc_request_ops_t *ops;      /* NULL: all defaults */
+    void (*on_complete)(struct pnbc_request_t *req);   /* ops->complete, or NULL */
 
     pnbc_schedule_t sched;
     pnbc_exec_t exec;

@@ -114,6 +114,10 @@ typedef struct pnbc_action_t {
     /* The last action of its round (set at commit): time a transport
      * spends in its post delays no other action of the round. */
     bool last;
+    /* COPY within one type map whose data lies in one piece (set at
+     * commit): a start copies buf.count * size bytes from the true lower
+     * bound on, with no datatype call. */
+    bool plain;
 
     pnbc_span_t buf;    /* SEND: data; RECV: landing zone; REDUCE: in/out
                            operand (right); COPY: destination */
@@ -243,6 +247,10 @@ typedef struct pnbc_schedule_t {
     /* Set by commit: some action's transport pairs it at each start
      * (pnbc_transport_t.retag), so a start first runs that pass. */
     bool retag_pass;
+    /* Set by commit: every SEND/RECV's transport takes it on its express
+     * path (pnbc_transport_t.express), so pnbc_exec_express_start() and
+     * _progress() may run the schedule. */
+    bool express;
     pnbc_large_msgs_t large;    /* set before commit */
     /* The waker of the request running this schedule, which transports
      * that call back ring (pnbc_waker_t); set before commit, NULL: none
@@ -335,6 +343,12 @@ typedef struct pnbc_exec_t {
 bool pnbc_exec_start(pnbc_exec_t *x);
 /* Advance as far as possible; returns true when the run finished. */
 bool pnbc_exec_progress(pnbc_exec_t *x);
+/* The same for a schedule committed express (pnbc_schedule_t.express)
+ * whose SENDs are never gated: every SEND/RECV through its transport's
+ * xpost and xtest, no channel built.  A client that gates SENDs (its own
+ * start hook) runs the schedule with the two above. */
+bool pnbc_exec_express_start(pnbc_exec_t *x);
+bool pnbc_exec_express_progress(pnbc_exec_t *x);
 /* One event for a gated SEND (see pnbc_action_t.gate_left): posts it
  * when that was the last one it waited for and its round is running.
  * Caller holds the engine lock. */

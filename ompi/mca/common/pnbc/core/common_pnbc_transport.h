@@ -6,7 +6,8 @@
  *
  * A transport is chosen per action when the schedule is committed, so
  * algorithms never change when one is added.  The executor only calls
- * post() when a round begins and test() until the action is done.
+ * post() when a round begins and test() until the action is done (xpost()
+ * and xtest() for a schedule committed express: pnbc_transport_t.express).
  *
  * pml: MCA_PML_CALL(isend/irecv).  Ordinary requests, not persistent
  *      ones: a persistent ob1 start cannot take ob1's inline-send path
@@ -80,6 +81,16 @@ typedef struct pnbc_transport_t {
     int (*post)(pnbc_action_t *a, const pnbc_channel_t *ch);
     /* If the action finished, store its MPI error in *err and return true. */
     bool (*test)(pnbc_action_t *a, int *err);
+    /* Express.  At commit, after every transport's commit step: may a
+     * take the express path at every start -- a message that needs no
+     * channel, no gate and no pairing per start (pnbc_schedule_t.express,
+     * set when every SEND/RECV of the schedule may)?  NULL: never.  Such
+     * an action is then posted by xpost and tested by xtest instead: both
+     * return true once it finished (its error in *err, a->inflight false),
+     * else leave a->inflight true. */
+    bool (*express)(pnbc_action_t *a);
+    bool (*xpost)(pnbc_action_t *a, int *err);
+    bool (*xtest)(pnbc_action_t *a, int *err);
     /* At each start of a retagged schedule (pnbc_schedule_t.retag), for
      * each of its SEND/RECVs bound here, before any is posted: pair the
      * action afresh under ch->tag.  NULL: nothing is paired at commit. */

@@ -17,6 +17,8 @@
  *                                slot, boxes, streaming, the pml fallback
  *   common_pnbc_shm_copy.c       single copy (offers, process_vm_readv) and
  *                                folding a message into a reduction
+ *   common_pnbc_shm_express.c    the express path: a one-box message moved
+ *                                by a copy and a flag
  */
 
 #ifndef MCA_COMMON_PNBC_SHM_H
@@ -226,6 +228,11 @@ typedef struct shm_action_t {
      * pnbc_shm_recv_fold()); NULL: copy the data out.  Apart, as few
      * receives fold and many requests may be alive. */
     struct shm_fold_t *fold;
+    /* Express path (common_pnbc_shm_express.c): commit found the message
+     * fit for it; it takes it (for a sender: once its slot is known). */
+    bool xcand;
+    bool express;
+    bool xwords;            /* ... and its copy is two words, inline */
     /* The counter this side rings after moving a box (a sender after
      * filling one, a receiver after emptying one; common_pnbc_shm_bell.c);
      * NULL: none. */
@@ -239,6 +246,7 @@ typedef struct shm_fold_t {
     char *acc;              /* acc = data (op) acc, or */
     char *operand;          /* landing = operand (op) data */
     char carry[64];         /* an element split between two fragments */
+    uint64_t count;         /* elements of the whole message */
 } shm_fold_t;
 
 typedef struct shm_shape_t {
@@ -251,27 +259,29 @@ typedef struct shm_shape_t {
 } shm_shape_t;
 
 /* The receiver's choice of boxes for a message of `bytes` (the sender
- * reads it from the block).  Several boxes let a sender start message n
- * while its receiver is still reading n-1: in an exchange (allreduce)
- * each side finishes as soon as it has the other's message, so with one
- * box the faster one would wait for the slower one's read at its next
- * start, a cache-line round trip on the critical path; and a root
- * repeating a bcast runs ahead as it would over an eager PML protocol
- * (docs/design-measurements.md, "Boxes per slot").
- * Larger messages stream through a few boxes of
- * coll_pnbc_shm_stream_frag_bytes, so a slot's memory does not grow with
- * the message.  As the receiver's pool fills (pnbc_shm_pool_pressure()),
- * its new slots get fewer boxes: 8, then 2, then 1, and messages above
- * SHM_PRESSED_MIN stream through two boxes of 4 KiB, then 2 KiB; above
- * SHM_OFFER_MIN the slot's entry asks the sender to offer its buffer
- * (single copy, read with process_vm_readv -- a system call per message,
- * dearer than two copies below that size, docs/many/pressure-shapes.md --
- * and folded through a bounce buffer in a reduction; a sender whose data
- * is not in one piece, or a receiver that cannot read it, streams through
- * the two boxes instead).  The pool then
- * holds a request's message in a few KiB however large it is, and the
- * pages both processes touch (their RSS, the first round's page faults)
- * do not grow with the messages: measured in docs/many/. */
+ * reads it from the block; slot_shape() in common_pnbc_shm_file.c).
+ * Several boxes let a sender start message n while its receiver is
+ * still reading n-1: in an exchange (allreduce) each side finishes as
+ * soon as it has the other's message, so with one box the faster one
+ * would wait for the slower one's read at its next start, a
+ * cache-line round trip on the critical path; and a root repeating a
+ * bcast runs ahead as it would over an eager PML protocol
+ * (docs/design-measurements.md, "Boxes per slot").  Larger messages
+ * stream through a few boxes of coll_pnbc_shm_stream_frag_bytes, so a
+ * slot's memory does not grow with the message.  As the receiver's
+ * pool fills (pnbc_shm_pool_pressure()), its new slots get fewer
+ * boxes: 8, then 2, then 1, and messages above SHM_PRESSED_MIN stream
+ * through two boxes of 4 KiB, then 2 KiB; above SHM_OFFER_MIN the
+ * slot's entry asks the sender to offer its buffer (single copy, read
+ * with process_vm_readv -- a system call per message, dearer than two
+ * copies below that size, docs/many/pressure-shapes.md -- and folded
+ * through a bounce buffer in a reduction; a sender whose data is not
+ * in one piece, or a receiver that cannot read it, streams through
+ * the two boxes instead).  The pool then holds a request's message in
+ * a few KiB however large it is, and the pages both processes touch
+ * (their RSS, the first round's page faults) do not grow with the
+ * messages: measured in docs/many/.
+ */
 static inline size_t shm_box_max(const pnbc_channel_t *ch)
 {
     const int forced = mca_common_pnbc_params.shm_frag_bytes;
@@ -365,74 +375,6 @@ static inline int pnbc_mbox_tier(const pnbc_channel_t *ch, const pnbc_action_t *
     return (bytes < floor && bytes <= pnbc_mbox_large_payload(floor)) ? 1 : -1;
 }
 
-static inline shm_shape_t slot_shape(const shm_action_t *t, int pressure)
-{
-    const size_t bytes = t->bytes;
-    const bool declines = shm_recv_declines(t);
-    if (t->ch.large.sender_writes && NULL != t->flat && !declines &&
-        bytes > shm_box_max(&t->ch) && mca_common_pnbc_params.shm_single_copy) {
-        /* the boxes carry the news -- or the message, from a sender that
-         * cannot write (the kernel may refuse process_vm_writev) */
-        return (shm_shape_t) { .frag = (0 == pressure) ? shm_box_max(&t->ch) : SHM_PRESSED_MIN,
-                               .depth = 2, .offer = false, .invite = true };
-    }
-    if (pressure > 0 && bytes > SHM_PRESSED_MIN && !t->ch.retag) {
-        if (bytes > SHM_OFFER_MIN && mca_common_pnbc_params.shm_single_copy && !declines) {
-            return (shm_shape_t) { .frag = SHM_FRAG_MIN, .depth = 2, .offer = true, .invite = false };
-        }
-        return (shm_shape_t) { .frag = (pressure > 1) ? SHM_PRESSED_MIN / 2 : SHM_PRESSED_MIN,
-                               .depth = 2, .offer = false, .invite = false };
-    }
-    if (bytes <= shm_box_max(&t->ch)) {
-        if (t->ch.retag) {
-            /* A retagged schedule's sender cannot run ahead into the next
-             * call (it waits for the receiver to arm the slot), so boxes
-             * cannot overlap one call's copy out with the next call's copy
-             * in; a message in SHM_RETAG_PIECES pieces overlaps the two
-             * copies of the same call instead (its memory stays that of
-             * one box of the message). */
-            const size_t piece = (bytes + SHM_RETAG_PIECES - 1) / SHM_RETAG_PIECES;
-            /* For the same reason a sender whose data is in one piece is
-             * asked to offer it (one copy, by the receiver) from
-             * coll_pnbc_nbc_single_copy_min_bytes on: the boxes then serve
-             * only senders that cannot (docs/nbc.md, "Single copy").  Never
-             * below SHM_PRESSED_MIN: the offer itself fills the first box. */
-            const int offer_min = mca_common_pnbc_params.nbc_single_copy_min_bytes;
-            const bool offer = offer_min > 0 && bytes >= (size_t) offer_min && !declines &&
-                               bytes >= SHM_PRESSED_MIN && mca_common_pnbc_params.shm_single_copy &&
-                               (!t->ch.large.chained || !pnbc_shm_oversubscribed());
-            return (bytes >= SHM_RETAG_PIECES * SHM_PRESSED_MIN)
-                       ? (shm_shape_t) { .frag = (piece + SHM_LINE - 1) & ~(size_t) (SHM_LINE - 1),
-                                         .depth = SHM_RETAG_PIECES, .offer = offer, .invite = false }
-                       : (shm_shape_t) { .frag = bytes, .depth = 1, .offer = offer, .invite = false };
-        }
-        /* a lockstep collective's sender never runs further ahead: more
-         * boxes would only be memory, each page of which costs a first
-         * touch in both processes (docs/many/lockstep.md).  Where the
-         * job's processes outnumber the CPUs, a sender of messages of a
-         * line (a rooted call's) runs SHM_DEEP_LINE ahead: with fewer it
-         * found its boxes full and gave up the CPU at every few starts
-         * (16 KiB a slot; measured in docs/nbc-rings.md). */
-        const bool lockstep = t->ch.large.lockstep && !OMPI_COMM_IS_INTER(t->ch.comm);
-        const int deep = lockstep ? 2
-                         : (shm_box_size(bytes) <= SHM_LINE && pnbc_shm_oversubscribed())
-                             ? SHM_DEEP_LINE
-                             : SHM_DEEP;
-        return (shm_shape_t) { .frag = bytes, .depth = (0 == pressure) ? deep : (1 == pressure) ? 2 : 1,
-                               .offer = false, .invite = false };
-    }
-    /* streamed (or offered: then the boxes serve a refusal): boxes of
-     * coll_pnbc_shm_stream_frag_bytes, none larger than the message --
-     * than a SHM_RETAG_PIECES-th of it for a retagged schedule, whose
-     * sender cannot run ahead into the next call (see above) */
-    const int stream = mca_common_pnbc_params.shm_stream_frag_bytes;
-    size_t frag = (stream < SHM_STREAM_FRAG_MIN) ? SHM_STREAM_FRAG_MIN : (size_t) stream;
-    const size_t part = t->ch.retag ? (bytes + SHM_RETAG_PIECES - 1) / SHM_RETAG_PIECES : bytes;
-    const size_t whole = (part + SHM_LINE - 1) & ~(size_t) (SHM_LINE - 1);
-    frag = (whole < frag && whole >= SHM_STREAM_FRAG_MIN) ? whole : frag;
-    return (shm_shape_t) { .frag = frag, .depth = (0 == pressure) ? SHM_STREAM_DEPTH : 2,
-                           .offer = false, .invite = false };
-}
 /* ------------------------------------------------------------------ */
 /* Helpers every part uses                                            */
 /* ------------------------------------------------------------------ */
@@ -567,6 +509,16 @@ int pnbc_shm_fallback_post(pnbc_action_t *a, const pnbc_channel_t *ch, int tag,
                            ompi_request_t **req);
 int pnbc_shm_post(pnbc_action_t *a, const pnbc_channel_t *ch);
 bool pnbc_shm_test(pnbc_action_t *a, int *err);
+/* Receiver: take the fragments that are there; t->done after the last. */
+void pnbc_shm_recv_progress(shm_action_t *t);
+
+/* common_pnbc_shm_express.c: the transport's express hooks. */
+bool pnbc_shm_express(pnbc_action_t *a);
+/* Once t's slot is known (a receiver's at commit, a sender's when found):
+ * set t->express (and t->xwords). */
+void pnbc_shm_express_ready(shm_action_t *t, bool send);
+bool pnbc_shm_xpost(pnbc_action_t *a, int *err);
+bool pnbc_shm_xtest(pnbc_action_t *a, int *err);
 
 /* common_pnbc_shm_bell.c: the bells.  Once t is attached to its slot:
  * set the counter it rings (t->bell); the transport's bell hook; free
@@ -592,8 +544,20 @@ bool pnbc_shm_recv_help(const shm_action_t *t);
 void pnbc_shm_recv_fold(shm_action_t *t, const char *data, uint64_t len);
 void pnbc_shm_recv_take_fold(pnbc_action_t *a, shm_action_t *t);
 shm_fold_t *pnbc_shm_fold_take(pnbc_action_t *a, shm_fold_t *f);
-void pnbc_shm_fold_run(const shm_fold_t *f, const char *data, uint64_t at, uint64_t n,
-                       char *landing);
+/* Fold `n` whole elements that start `at` bytes into the message:
+ * acc = data (op) acc, or landing = operand (op) data (for a user op the
+ * 3-buffer form computes source2 (op) source1).  Shared with the mailbox,
+ * which folds a whole message from its cell. */
+static inline void pnbc_shm_fold_run(const shm_fold_t *f, const char *data, uint64_t at,
+                                     uint64_t n, char *landing)
+{
+    if (NULL != f->acc) {
+        ompi_op_reduce(f->op, (void *) data, f->acc + at, (int) n, f->dtype);
+    } else {
+        ompi_3buff_op_reduce(f->op, (void *) data, f->operand + at, landing + at, (int) n,
+                             f->dtype);
+    }
+}
 
 END_C_DECLS
 

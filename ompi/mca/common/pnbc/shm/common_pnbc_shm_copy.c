@@ -388,21 +388,6 @@ int pnbc_shm_recv_take_offer(shm_action_t *t, shm_box_t *box, uint64_t q)
     return SHM_TAKE_DONE;
 }
 
-/* Fold `n` whole elements that start `at` bytes into the message:
- * acc = data (op) acc, or landing = operand (op) data (for a user op the
- * 3-buffer form computes source2 (op) source1).  Shared with the mailbox,
- * which folds a whole message from its cell. */
-void pnbc_shm_fold_run(const shm_fold_t *f, const char *data, uint64_t at, uint64_t n,
-                       char *landing)
-{
-    if (NULL != f->acc) {
-        ompi_op_reduce(f->op, (void *) data, f->acc + at, (int) n, f->dtype);
-    } else {
-        ompi_3buff_op_reduce(f->op, (void *) data, f->operand + at, landing + at, (int) n,
-                             f->dtype);
-    }
-}
-
 static void fold_elements(shm_action_t *t, const char *data, uint64_t at, uint64_t n)
 {
     pnbc_shm_fold_run(t->fold, data, at, n, t->flat);
@@ -448,6 +433,7 @@ shm_fold_t *pnbc_shm_fold_take(pnbc_action_t *a, shm_fold_t *f)
     f->op = x->op;
     f->dtype = x->buf.dtype;
     f->elsize = x->buf.dtype->super.size;
+    f->count = x->buf.count;
     f->acc = f->operand = NULL;
     if (x->src.addr == a->buf.addr) {
         f->acc = x->buf.addr;

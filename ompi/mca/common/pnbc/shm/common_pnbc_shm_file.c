@@ -96,6 +96,77 @@ static int region_take_recvs(pnbc_schedule_t *s, shm_region_t *r, uint32_t nslot
     return OMPI_SUCCESS;
 }
 
+/* The receiver's choice of boxes for t's message (see shm_box_max(),
+ * common_pnbc_shm.h). */
+static shm_shape_t slot_shape(const shm_action_t *t, int pressure)
+{
+    const size_t bytes = t->bytes;
+    const bool declines = shm_recv_declines(t);
+    if (t->ch.large.sender_writes && NULL != t->flat && !declines &&
+        bytes > shm_box_max(&t->ch) && mca_common_pnbc_params.shm_single_copy) {
+        /* the boxes carry the news -- or the message, from a sender that
+         * cannot write (the kernel may refuse process_vm_writev) */
+        return (shm_shape_t) { .frag = (0 == pressure) ? shm_box_max(&t->ch) : SHM_PRESSED_MIN,
+                               .depth = 2, .offer = false, .invite = true };
+    }
+    if (pressure > 0 && bytes > SHM_PRESSED_MIN && !t->ch.retag) {
+        if (bytes > SHM_OFFER_MIN && mca_common_pnbc_params.shm_single_copy && !declines) {
+            return (shm_shape_t) { .frag = SHM_FRAG_MIN, .depth = 2, .offer = true, .invite = false };
+        }
+        return (shm_shape_t) { .frag = (pressure > 1) ? SHM_PRESSED_MIN / 2 : SHM_PRESSED_MIN,
+                               .depth = 2, .offer = false, .invite = false };
+    }
+    if (bytes <= shm_box_max(&t->ch)) {
+        if (t->ch.retag) {
+            /* A retagged schedule's sender cannot run ahead into the next
+             * call (it waits for the receiver to arm the slot), so boxes
+             * cannot overlap one call's copy out with the next call's copy
+             * in; a message in SHM_RETAG_PIECES pieces overlaps the two
+             * copies of the same call instead (its memory stays that of
+             * one box of the message). */
+            const size_t piece = (bytes + SHM_RETAG_PIECES - 1) / SHM_RETAG_PIECES;
+            /* For the same reason a sender whose data is in one piece is
+             * asked to offer it (one copy, by the receiver) from
+             * coll_pnbc_nbc_single_copy_min_bytes on: the boxes then serve
+             * only senders that cannot (docs/nbc.md, "Single copy").  Never
+             * below SHM_PRESSED_MIN: the offer itself fills the first box. */
+            const int offer_min = mca_common_pnbc_params.nbc_single_copy_min_bytes;
+            const bool offer = offer_min > 0 && bytes >= (size_t) offer_min && !declines &&
+                               bytes >= SHM_PRESSED_MIN && mca_common_pnbc_params.shm_single_copy &&
+                               (!t->ch.large.chained || !pnbc_shm_oversubscribed());
+            return (bytes >= SHM_RETAG_PIECES * SHM_PRESSED_MIN)
+                       ? (shm_shape_t) { .frag = (piece + SHM_LINE - 1) & ~(size_t) (SHM_LINE - 1),
+                                         .depth = SHM_RETAG_PIECES, .offer = offer, .invite = false }
+                       : (shm_shape_t) { .frag = bytes, .depth = 1, .offer = offer, .invite = false };
+        }
+        /* a lockstep collective's sender never runs further ahead: more
+         * boxes would only be memory, each page of which costs a first
+         * touch in both processes (docs/many/lockstep.md).  Where the
+         * job's processes outnumber the CPUs, a sender of messages of a
+         * line (a rooted call's) runs SHM_DEEP_LINE ahead: with fewer it
+         * found its boxes full and gave up the CPU at every few starts
+         * (16 KiB a slot; measured in docs/nbc-rings.md). */
+        const bool lockstep = t->ch.large.lockstep && !OMPI_COMM_IS_INTER(t->ch.comm);
+        const int deep = lockstep ? 2
+                         : (shm_box_size(bytes) <= SHM_LINE && pnbc_shm_oversubscribed())
+                             ? SHM_DEEP_LINE
+                             : SHM_DEEP;
+        return (shm_shape_t) { .frag = bytes, .depth = (0 == pressure) ? deep : (1 == pressure) ? 2 : 1,
+                               .offer = false, .invite = false };
+    }
+    /* streamed (or offered: then the boxes serve a refusal): boxes of
+     * coll_pnbc_shm_stream_frag_bytes, none larger than the message --
+     * than a SHM_RETAG_PIECES-th of it for a retagged schedule, whose
+     * sender cannot run ahead into the next call (see above) */
+    const int stream = mca_common_pnbc_params.shm_stream_frag_bytes;
+    size_t frag = (stream < SHM_STREAM_FRAG_MIN) ? SHM_STREAM_FRAG_MIN : (size_t) stream;
+    const size_t part = t->ch.retag ? (bytes + SHM_RETAG_PIECES - 1) / SHM_RETAG_PIECES : bytes;
+    const size_t whole = (part + SHM_LINE - 1) & ~(size_t) (SHM_LINE - 1);
+    frag = (whole < frag && whole >= SHM_STREAM_FRAG_MIN) ? whole : frag;
+    return (shm_shape_t) { .frag = frag, .depth = (0 == pressure) ? SHM_STREAM_DEPTH : 2,
+                           .offer = false, .invite = false };
+}
+
 /* Lay out the block: header, table, then a slot per shm RECV. */
 static void block_fill(shm_region_t *r, size_t table_end, int pressure)
 {

@@ -139,6 +139,7 @@ static bool send_attach(pnbc_action_t *a, shm_action_t *t)
                t->bytes == t->capacity && !t->offer_declined &&
                (t->offer_asked ? t->bytes > t->frag
                                : t->ch.large.single_copy && t->bytes > shm_box_max(&t->ch));
+    pnbc_shm_express_ready(t, true);
     return true;
 }
 
@@ -253,8 +254,7 @@ static void send_progress(pnbc_action_t *a, shm_action_t *t)
     t->done = send_stream(t);
 }
 
-/* Receiver: take the fragments that are there; t->done after the last. */
-static void recv_progress(shm_action_t *t)
+void pnbc_shm_recv_progress(shm_action_t *t)
 {
     for (;;) {
         const uint64_t q = t->q + 1;
@@ -340,7 +340,7 @@ int pnbc_shm_post(pnbc_action_t *a, const pnbc_channel_t *ch)
             __atomic_store_n(&t->slot->invited, t->posts, __ATOMIC_RELEASE);
             shm_ring(t);
         }
-        recv_progress(t);
+        pnbc_shm_recv_progress(t);
     }
     return OMPI_SUCCESS;
 }
@@ -362,7 +362,7 @@ bool pnbc_shm_test(pnbc_action_t *a, int *err)
             if (PNBC_ACT_SEND == a->kind) {
                 send_progress(a, t);
             } else {
-                recv_progress(t);
+                pnbc_shm_recv_progress(t);
             }
             if (!t->done) {
                 return false;

@@ -133,7 +133,9 @@
  * the pool, common_pnbc_shm_file.c the directory, regions, building a
  * block and the cleanup, common_pnbc_shm_slot.c the slot protocol
  * (post/test, streaming, the fallback), common_pnbc_shm_copy.c single
- * copy and folding, and common_pnbc_shm.h what they share.
+ * copy and folding, common_pnbc_shm_express.c the express path of
+ * one-box messages (a post: a copy and a flag), and common_pnbc_shm.h
+ * what they share.
  */
 
 #include "common_pnbc_shm.h"
@@ -362,6 +364,9 @@ const pnbc_transport_t pnbc_transport_shm = {
     .commit = shm_commit,
     .post = pnbc_shm_post,
     .test = pnbc_shm_test,
+    .express = pnbc_shm_express,
+    .xpost = pnbc_shm_xpost,
+    .xtest = pnbc_shm_xtest,
     .bell = pnbc_shm_bell,
     .retag = shm_retag,
     .unbind = shm_unbind,
