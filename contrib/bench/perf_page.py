@@ -29,6 +29,7 @@ REPORT = {  # suite -> report file in its folder
     "partitioned": "part.md",
     "channels": "chan.md",
     "many": "many.md",
+    "instructions": "instructions.md",
 }
 TITLE = {
     "persistent-np2": "persistent collectives, 2 processes",
@@ -37,6 +38,7 @@ TITLE = {
     "partitioned": "partitioned communication, 2 processes",
     "channels": "channels, 2 processes",
     "many": "many live requests",
+    "instructions": "instructions per 8 B call, 2 processes",
 }
 BLOCK = re.compile(r"<!-- perf: (\S+) (\S+) -->\n.*?<!-- /perf -->", re.S)
 

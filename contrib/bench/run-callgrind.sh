@@ -14,7 +14,11 @@
 # or, with --channel, the 8 B channel (a channel each way, a ping-pong:
 # chan_cost.c) per MPI_Start + MPI_Wait, counted at each rank in turn:
 #   bash contrib/bench/run-callgrind.sh --channel
-# (libpnbc of PNBC_BUILD_TREE, default this tree, which must be built).
+# (libpnbc of PNBC_BUILD_TREE, default this tree, which must be built);
+# or, with --summary, both as one table for docs/performance.md (pnbc's
+# persistent 8 B Start + Wait and tuned's blocking call per collective,
+# and the channel, at each rank), into OUT/instructions.md:
+#   bash contrib/bench/run-callgrind.sh --summary [--out OUT]
 # Needs valgrind; PNBC_COMPONENT_PATH as for run-bench.sh.  With CG_KEEP=DIR,
 # --nonblocking and --channel keep each count's callgrind file there
 # (DIR/COLL.rRANK.MODE, DIR/channel.rRANK), for `callgrind_annotate FILE`
@@ -55,10 +59,41 @@ count_at_rank() {
     echo $((total / ${DIV:-${3:-1000}}))
 }
 
-if [ "${1:-}" = "--channel" ]; then
-    tree=${PNBC_BUILD_TREE:-$(cd "$here/../.." && pwd)}
+build_chan_cost() {
+    local tree=${PNBC_BUILD_TREE:-$(cd "$here/../.." && pwd)}
     "$MPICC" -O2 -I"$tree/ompi/mpiext/pnbc/c" -o "$work/chan_cost" "$here/chan_cost.c" \
         -L"$tree/ompi/mpiext/pnbc/.libs" -lpnbc -Wl,-rpath,"$tree/ompi/mpiext/pnbc/.libs"
+}
+
+if [ "${1:-}" = "--summary" ]; then
+    out=bench-results
+    while [ $# -gt 0 ]; do     # (--quick, from run-performance.sh, changes nothing)
+        [ "$1" = --out ] && { out=$2; shift; }
+        shift
+    done
+    mkdir -p "$out"
+    build_chan_cost
+    {
+        echo "Instructions per 8 B call at np=2 (callgrind; the counted rank runs under valgrind,"
+        echo "its peer runs free, so the count is the call's own work, no waiting), rank 0 / rank 1."
+        echo "Root 0 for bcast and reduce; \`tuned\`: Open MPI's blocking MPI_<Coll>; channel: one"
+        echo "MPI_Start + MPI_Wait of a channel (MPIX_Bind_channels) in a ping-pong."
+        echo
+        echo "| call | \`pnbc\` MPI_Start + MPI_Wait | \`tuned\` blocking call |"
+        echo "|---|---:|---:|"
+        for coll in barrier bcast reduce allreduce allgather alltoall; do
+            echo "| $coll | $(count_at_rank 0 "$coll" persistent 1000) / $(count_at_rank 1 "$coll" persistent 1000)" \
+                "| $(count_at_rank 0 "$coll" blocking 1000) / $(count_at_rank 1 "$coll" blocking 1000) |"
+        done
+        echo "| channel | $(PROG=$work/chan_cost DIV=2000 count_at_rank 0 1000) / $(PROG=$work/chan_cost DIV=2000 count_at_rank 1 1000) | - |"
+        echo
+    } >"$out/instructions.md"
+    cat "$out/instructions.md"
+    exit 0
+fi
+
+if [ "${1:-}" = "--channel" ]; then
+    build_chan_cost
     printf '%-10s %-5s %12s\n' what rank "start+wait"
     for rank in 0 1; do
         printf '%-10s %-5s %12s\n' channel "$rank" \

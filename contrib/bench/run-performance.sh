@@ -30,7 +30,8 @@
 #                  results are copied back to OUT and the host's page is
 #                  rewritten (default: native, this machine's Open MPI)
 #   --quick        every suite's --quick (to try the command; not for the page)
-#   --suites LIST  default: all six
+#   --suites LIST  default: all seven (instructions: Open MPI 4.1 with
+#                  valgrind only, skipped elsewhere)
 #   --out DIR      default perf-results/<date>-<commit>
 #   --page FILE    default docs/performance.md; --no-page leaves it alone
 # Builds the tree first when it is not built (autogen, configure, make).
@@ -39,7 +40,7 @@ set -euo pipefail
 
 top=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$top"
-series=native quick=() suites="persistent-np2,persistent-np4,nonblocking-np2,partitioned,channels,many"
+series=native quick=() suites="persistent-np2,persistent-np4,nonblocking-np2,partitioned,channels,many,instructions"
 commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
 out=perf-results/$(date +%Y-%m-%d)-$commit
 page=docs/performance.md
@@ -115,8 +116,13 @@ for s in ${suites//,/ }; do
         partitioned) cmd=(bash $b/run-part-bench.sh) ;;
         channels) cmd=(bash $b/run-chan-bench.sh) ;;
         many) cmd=(bash $b/run-many-bench.sh) ;;
+        instructions) cmd=(bash $b/run-callgrind.sh --summary) ;;
         *) echo "run-performance.sh: unknown suite $s" >&2; exit 2 ;;
     esac
+    if [ "$s" = instructions ] && { [ "$major" -ge 5 ] || ! command -v valgrind >/dev/null; }; then
+        echo "== run-performance.sh: instructions: skipped (Open MPI 4.1 with valgrind only)"
+        continue
+    fi
     q=("${quick[@]}")
     # (run-many-bench.sh has no --quick: fewer requests, one repeat)
     [ "$s" = many ] && [ ${#quick[@]} -gt 0 ] && q=(--n 1,10,100 --repeat 1 --rounds 5)
