@@ -145,6 +145,17 @@ run_case shm-dear-exchange-nbc-np2 bash -c "$expect_output" expect dear-exchange
 run_case shm-dear-exchange-mixed-np3 "$MPIRUN" $(mpiargs 3) $SHM_SMALL_BOX $SHM_EXCHANGE \
     "$here/rank0-env.sh" OMPI_MCA_coll_pnbc_shm_single_copy_dear_ns=1 \
     OMPI_MCA_coll_pnbc_shm_single_copy_dear_min_bytes=1 -- "$(bin conf_alltoall)"
+# A persistent allreduce where single copy is dear streams its messages
+# above the box through the boxes, folded out of them, at every size
+# (pnbc_shm_declined_below()), not through the PML: conformance's
+# allreduces check the sums, and the receivers must have declined single
+# copy in ten slots or more (without the rule the other collectives of the
+# sweep decline 3 here).
+# shellcheck disable=SC2046,SC2086
+run_case shm-dear-allreduce-np2 bash -c "$expect_output" expect dear-allreduce \
+    "[1-9][0-9]+ slots declined single copy" "$MPIRUN" $(mpiargs 2) $SHM_SMALL_BOX \
+    --mca coll_pnbc_oversubscribed 0 --mca coll_pnbc_verbose 2 $DEAR_EXCHANGE \
+    "$(bin conformance)" --quick
 # Boxes filled with non-temporal stores (coll_pnbc_shm_nt_min_bytes), here
 # of every size, so that the copy's partial lines at either end and whole
 # lines meet every alignment the sweep's counts give (1 KiB boxes and

@@ -103,7 +103,9 @@ static const pnbc_param_t engine_params[] = {
       &mca_common_pnbc_params.shm_single_copy_dear_ns },
     { "shm_single_copy_dear_min_bytes",
       "Where single copy is dear (coll_pnbc_shm_single_copy_dear_ns): the smallest "
-      "on-node message a receiver takes in one copy (0: every size)",
+      "on-node message a receiver takes in one copy (0: every size); a persistent "
+      "allreduce's messages, where each process has a CPU, stream through the boxes at "
+      "every size instead of going to the PML",
       MCA_BASE_VAR_TYPE_INT, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_ALL,
       &mca_common_pnbc_params.shm_single_copy_dear_min_bytes },
     { "oversubscribed",

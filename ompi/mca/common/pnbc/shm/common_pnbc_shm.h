@@ -315,7 +315,8 @@ size_t pnbc_shm_recv_floor(uint32_t vpid);
 size_t pnbc_shm_pair_floor(const pnbc_channel_t *ch, const pnbc_action_t *a);
 /* Does ch exchange through boxes (an exchange, coll_pnbc_shm_exchange_boxes)?  Its receiver
  * then declines single copy at every size where the offer floor is not 0 and each process has
- * a CPU (pnbc_shm_declined_below()); other messages below the floor. */
+ * a CPU (pnbc_shm_declined_below()), as a persistent allreduce's does; other messages below the
+ * floor. */
 bool pnbc_shm_exchange_boxes(const pnbc_channel_t *ch);
 size_t pnbc_shm_declined_below(const pnbc_channel_t *ch, size_t floor);
 void pnbc_shm_cost_finalize(void);

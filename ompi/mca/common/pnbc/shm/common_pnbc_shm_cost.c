@@ -20,8 +20,9 @@
  * The second is decided by both sides of a message, so both read the
  * receiver's published floor (pnbc_shm_recv_floor()), whatever their own
  * measurement or parameters say.  With coll_pnbc_shm_exchange_boxes an
- * exchange's messages (allgather, alltoall) such a receiver declines at
- * every size (pnbc_shm_declined_below()).  docs/design-measurements.md, "Machines
+ * exchange's messages (allgather, alltoall), and a persistent allreduce's
+ * always, such a receiver declines at every size
+ * (pnbc_shm_declined_below()).  docs/design-measurements.md, "Machines
  * where a single copy is dear"; docs/nbc.md, "Where a single copy is
  * dear".
  */
@@ -183,10 +184,24 @@ bool pnbc_shm_exchange_boxes(const pnbc_channel_t *ch)
     return ch->large.exchange && 0 != mca_common_pnbc_params.shm_exchange_boxes;
 }
 
+/* A persistent allreduce's messages (pnbc_large_msgs_t.chained) above its
+ * boxes go to the PML, whose own single copy (vader's) is as dear as ours
+ * where the receiver declines single copy: there they stream through the
+ * boxes at every size, folded out of them (np=2, 1 MiB, 10 launches each:
+ * 83-111 us against 129-202 over the PML; docs/performance.md, "What the
+ * cells above their targets are made of").  Not for nonblocking calls,
+ * whose large messages were not measured so. */
+static bool chained_boxes(const pnbc_channel_t *ch)
+{
+    return ch->large.chained && !ch->retag;
+}
+
 size_t pnbc_shm_declined_below(const pnbc_channel_t *ch, size_t floor)
 {
-    return (0 != floor && pnbc_shm_exchange_boxes(ch) && !pnbc_shm_oversubscribed()) ? SIZE_MAX
-                                                                                     : floor;
+    return (0 != floor && (pnbc_shm_exchange_boxes(ch) || chained_boxes(ch)) &&
+            !pnbc_shm_oversubscribed())
+               ? SIZE_MAX
+               : floor;
 }
 
 void pnbc_shm_cost_finalize(void)
