@@ -92,6 +92,14 @@ static void barrier(shared_t *sh, int me, uint64_t *gen)
     }
 }
 
+/* Spin until *flag says iteration gen. */
+static void wait_flag(volatile uint64_t *flag, uint64_t gen)
+{
+    while (__atomic_load_n(flag, __ATOMIC_ACQUIRE) != gen) {
+        __asm__ volatile("pause");
+    }
+}
+
 /* Box mode: my block for the other into my box, then my own block; the
  * other's block out of its box once its flag says this iteration's is
  * there.  The barrier that starts the next iteration tells each process
@@ -102,9 +110,7 @@ static void box_iteration(shared_t *sh, char *const box[2], size_t n, const char
     memcpy(box[me], sbuf + (size_t) (1 - me) * n, n);
     __atomic_store_n(&sh->full[me], gen, __ATOMIC_RELEASE);
     memcpy(rbuf + (size_t) me * n, sbuf + (size_t) me * n, n);
-    while (__atomic_load_n(&sh->full[1 - me], __ATOMIC_ACQUIRE) != gen) {
-        __asm__ volatile("pause");
-    }
+    wait_flag(&sh->full[1 - me], gen);
     memcpy(rbuf + (size_t) (1 - me) * n, box[1 - me], n);
 }
 
@@ -114,13 +120,6 @@ static void fold(double *restrict out, const double *restrict own, const double 
 {
     for (size_t i = 0; i < n / sizeof(double); ++i) {
         out[i] = own[i] + other[i];
-    }
-}
-
-static void wait_flag(volatile uint64_t *flag, uint64_t gen)
-{
-    while (__atomic_load_n(flag, __ATOMIC_ACQUIRE) != gen) {
-        __asm__ volatile("pause");
     }
 }
 

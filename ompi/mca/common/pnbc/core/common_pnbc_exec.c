@@ -53,13 +53,10 @@ static int exec_local(const pnbc_action_t *a)
         return OMPI_SUCCESS;
     }
     /* COPY: same type map is a straight content copy (one block of bytes
-     * when the type map has no gaps); otherwise the convertors prepared
-     * at commit pack and/or unpack. */
+     * when the type map has no gaps: a plain COPY, which exec_run_round
+     * copies itself); otherwise the convertors prepared at commit pack
+     * and/or unpack. */
     if (NULL == a->convert) {
-        if (a->plain) {
-            exec_plain_copy(a);
-            return OMPI_SUCCESS;
-        }
         return ompi_datatype_copy_content_same_ddt(a->buf.dtype, a->buf.count,
                                                    (char *) a->buf.addr,
                                                    (char *) a->src.addr);
@@ -117,11 +114,11 @@ static inline __attribute__((always_inline)) void exec_run_round(pnbc_exec_t *x,
         if (pnbc_action_is_comm(a)) {
             if (express) {
                 a->done = a->transport->xpost(a, &rc);
-                if (!a->done) {
+                if (a->done) {
+                    exec_note_error(x, rc);
+                } else {
                     pending++;
-                    continue;
                 }
-                exec_note_error(x, rc);
                 continue;
             }
             a->done = false;

@@ -142,9 +142,8 @@ static bool request_progress(pnbc_request_t *req)
     if (NULL != req->ops && NULL != req->ops->progress) {
         return req->ops->progress(req);
     }
-    /* express as at its start: with no start hook (request_run_start()) */
-    const bool express = req->sched.express && (NULL == req->ops || NULL == req->ops->start);
-    return express ? pnbc_exec_express_progress(&req->exec) : pnbc_exec_progress(&req->exec);
+    return pnbc_request_express(req) ? pnbc_exec_express_progress(&req->exec)
+                                     : pnbc_exec_progress(&req->exec);
 }
 
 /* ------------------------------------------------------------------ */

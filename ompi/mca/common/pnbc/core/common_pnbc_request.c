@@ -64,11 +64,11 @@ static inline bool request_run_start(pnbc_request_t *req)
      * handed to progress) */
     req->super.req_state = OMPI_REQUEST_ACTIVE;
     req->super.req_complete = REQUEST_PENDING;
-    if (NULL == req->ops || NULL == req->ops->start) {
-        return req->sched.express ? pnbc_exec_express_start(&req->exec)
-                                  : pnbc_exec_start(&req->exec);
+    if (pnbc_request_express(req)) {
+        return pnbc_exec_express_start(&req->exec);
     }
-    return req->ops->start(req);
+    return (NULL == req->ops || NULL == req->ops->start) ? pnbc_exec_start(&req->exec)
+                                                         : req->ops->start(req);
 }
 
 /* After request_run_start(): completed if it finished, else polled from

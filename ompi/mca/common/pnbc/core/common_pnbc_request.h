@@ -154,6 +154,14 @@ static inline bool pnbc_request_is_active(const pnbc_request_t *req)
     return OMPI_REQUEST_ACTIVE == req->super.req_state;
 }
 
+/* Does the request run its schedule on the executor's express path?  Its
+ * schedule was committed express and no start hook of a client runs it
+ * (a client with one may gate its SENDs). */
+static inline bool pnbc_request_express(const pnbc_request_t *req)
+{
+    return req->sched.express && (NULL == req->ops || NULL == req->ops->start);
+}
+
 END_C_DECLS
 
 #endif /* MCA_COMMON_PNBC_REQUEST_H */
